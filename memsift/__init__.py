@@ -1,0 +1,1 @@
+"""memsift: sorting pipelines for a coding agent's memory."""

@@ -1,0 +1,291 @@
+"""``memsift bench``: replay scenarios and print the article's table.
+
+Each scenario (format: docs/scenarios.md) is loaded into a fresh notes file
+and store (notes -> notes, archive -> store); every user message is replayed
+with the conversation before it; every ``retain`` exchange goes through the
+retain path. Both pipelines are measured in the same run.
+
+>>> rows = bench_pipeline("memsift", [load_scenario(Path("benchmarks/scenarios/example_bookshop.json"))])
+>>> rows["total"]["reminders_found"], rows["total"]["reminders_expected"]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import evolve, frozen
+
+from .config import Config, load_config
+from .notes import NotesFile
+from .pipeline import recall, retain
+from .services import Services, SessionLog
+from .stages import EVERY_MESSAGE_STAGES, RECALL_STAGES
+from .types import Answer, Edit, Exchange, Item, Kind, Message, Question, Store, Turn
+
+PIPELINES = {"memsift": RECALL_STAGES, "every-message": EVERY_MESSAGE_STAGES}
+COUNTS = ("messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
+          "reminders_expected", "items_added", "items_needed_added", "secrets_leaked")
+
+
+@frozen
+class UserTurn:
+    text: str
+    kind: str
+    needs: tuple[str, ...]
+    secrets: tuple[str, ...]
+    before: tuple[Turn, ...]  # the conversation before this message
+
+
+@frozen
+class Scenario:
+    id: str
+    notes: tuple[Item, ...]
+    archive: tuple[Item, ...]
+    messages: tuple[UserTurn, ...]
+    retain: tuple[tuple[Exchange, bool], ...]
+
+    @property
+    def secrets(self) -> set[str]:
+        return {s for m in self.messages for s in m.secrets}
+
+
+def load_scenario(path: Path) -> Scenario:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("format") != 1:
+        raise ValueError(f"{path}: not a format 1 scenario")
+    memory = data["memory"]
+    notes = tuple(Item(n["id"], n["text"], "note", "notes") for n in memory.get("notes", []))
+    archive = tuple(Item(a["id"], a["text"], "passage", "archive") for a in memory.get("archive", []))
+    turns: list[Turn] = []
+    messages: list[UserTurn] = []
+    for turn in data["conversation"]:
+        if turn["role"] == "user":
+            messages.append(UserTurn(turn["text"], turn["kind"], tuple(turn.get("needs", [])),
+                                     tuple(turn.get("secrets", [])), tuple(turns)))
+        turns.append(Turn(turn["role"], turn["text"]))
+    keep = tuple((Exchange(r["user"], r["assistant"]), bool(r["keep"])) for r in data.get("retain", []))
+    return Scenario(data["id"], notes, archive, tuple(messages), keep)
+
+
+# -- what reaches a backend, for secrets_leaked --------------------------------
+
+class Witness:
+    """Everything handed to a decider, a store or the notes, kept to look for secrets in."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def leaked(self, secrets: Iterable[str]) -> int:
+        blob = "\n".join(self.seen)
+        return sum(1 for s in secrets if s and s in blob)
+
+
+class _WatchedDecider:
+    def __init__(self, inner: Any, witness: Witness) -> None:
+        self.inner, self.witness, self.name = inner, witness, inner.name
+
+    def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
+        self.witness.seen.append(json.dumps(state, default=str))
+        self.witness.seen.extend(json.dumps(q.instructions, default=str) for q in questions.values())
+        return self.inner.decide(state, questions)
+
+
+class _WatchedStore:
+    def __init__(self, inner: Store, witness: Witness) -> None:
+        self.inner, self.witness, self.name = inner, witness, inner.name
+
+    def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
+        self.witness.seen.append(query)
+        return self.inner.search(query, limit=limit, timeout=timeout)
+
+    def add(self, items: Sequence[Item], *, timeout: float) -> None:
+        self.witness.seen.extend(item.text for item in items)
+        self.inner.add(items, timeout=timeout)
+
+
+class _WatchedNotes(NotesFile):
+    def __init__(self, path: Path, witness: Witness) -> None:
+        super().__init__(path)
+        self.witness = witness
+
+    def append(self, lines: Sequence[str]) -> None:
+        self.witness.seen.extend(lines)
+        super().append(lines)
+
+    def apply(self, edits: Sequence[Edit]) -> None:
+        self.witness.seen.extend(e.text for e in edits)
+        super().apply(edits)
+
+
+# -- running -------------------------------------------------------------------
+
+StoreFactory = Callable[[Scenario, Path], Store]
+
+
+def embedded_store(scenario: Scenario, folder: Path) -> Store:
+    from .stores.sqlite import SQLiteStore
+
+    return SQLiteStore(folder / "store.sqlite")
+
+
+def bench_scenario(scenario: Scenario, pipeline: str, base: Services, make_store: StoreFactory,
+                   folder: Path) -> dict[str, Any]:
+    """One row of the table for one scenario and one pipeline."""
+    witness = Witness()
+    notebook = _WatchedNotes(folder / "notes.md", witness)
+    NotesFile(notebook.path).append([n.text for n in scenario.notes])  # the fixture, not watched
+    store = make_store(scenario, folder)
+    store.add(scenario.archive, timeout=600)
+    settle = getattr(store, "settle", None)
+    if settle is not None:
+        settle(600)
+    services = evolve(base, decider=_WatchedDecider(base.decider, witness), notebook=notebook,
+                      store=_WatchedStore(store, witness), session_log=SessionLog(folder / "sessions"))
+    ids_by_text = {" ".join(i.text.split()): i.id for i in (*scenario.notes, *scenario.archive)}
+    texts = {i.id: " ".join(i.text.split()) for i in (*scenario.notes, *scenario.archive)}
+    row = dict.fromkeys(COUNTS, 0)
+    waits: list[float] = []
+    right_kinds = 0
+    session = f"bench-{scenario.id}-{pipeline}"
+    for turn in scenario.messages:
+        t0 = time.perf_counter()
+        result = recall(Message(turn.text, turn.before, session), services, PIPELINES[pipeline])
+        waits.append(time.perf_counter() - t0)
+        right_kinds += result.kind is not None and result.kind == Kind(turn.kind)
+        found = {ids_by_text.get(" ".join(i.text.split()), i.id) for i in result.items}
+        row["messages"] += 1
+        row["no_need"] += not turn.needs
+        row["reminders_expected"] += bool(turn.needs)
+        if result.text:
+            row["added"] += 1
+            row["added_chars"] += len(result.text)
+            row["added_for_nothing"] += not turn.needs
+            flat = " ".join(result.text.split())
+            row["reminders_found"] += any(n in found or texts.get(n, "\0") in flat for n in turn.needs)
+            row["items_added"] += len(result.items)
+            row["items_needed_added"] += len(found & set(turn.needs))
+    kept = _retain_verdicts(scenario, pipeline, evolve(services, notebook=_WatchedNotes(
+        folder / "retained.md", witness)))
+    row.update(
+        id=scenario.id,
+        kind_accuracy=right_kinds / max(row["messages"], 1),
+        wait_mean_s=statistics.fmean(waits) if waits else 0.0,
+        wait_p95_s=_p95(waits),
+        secrets_leaked=witness.leaked(scenario.secrets),
+        _waits=waits,
+        _retain=kept,
+    )
+    row.update(_retain_scores(kept))
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+    return row
+
+
+def _retain_verdicts(scenario: Scenario, pipeline: str, services: Services) -> list[tuple[bool, bool]]:
+    """(predicted, expected) keep for each retain item; every-message keeps everything, as the plugin does.
+
+    The retain path runs whole, into notes of its own so the recall replay is untouched.
+    """
+    if pipeline == "every-message":
+        return [(True, expected) for _, expected in scenario.retain]
+    return [(retain(exchange, services).keep, expected) for exchange, expected in scenario.retain]
+
+
+def _retain_scores(kept: Sequence[tuple[bool, bool]]) -> dict[str, float]:
+    tp = sum(p and e for p, e in kept)
+    predicted = sum(p for p, _ in kept)
+    expected = sum(e for _, e in kept)
+    return {"retain_precision": tp / predicted if predicted else 0.0,
+            "retain_recall": tp / expected if expected else 0.0}
+
+
+def _p95(values: Sequence[float]) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def _total(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {"id": "total", **{k: sum(r[k] for r in rows) for k in COUNTS}}
+    waits = [w for r in rows for w in r["_waits"]]
+    kinds = sum(r["kind_accuracy"] * r["messages"] for r in rows)
+    total.update(kind_accuracy=kinds / max(total["messages"], 1),
+                 wait_mean_s=statistics.fmean(waits) if waits else 0.0, wait_p95_s=_p95(waits))
+    total.update(_retain_scores([k for r in rows for k in r["_retain"]]))
+    return total
+
+
+ROW_KEYS = ("id", "messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
+            "reminders_expected", "items_added", "items_needed_added", "kind_accuracy", "wait_mean_s",
+            "wait_p95_s", "secrets_leaked", "retain_precision", "retain_recall")
+
+
+def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario], config: Config | None = None,
+                   make_store: StoreFactory = embedded_store) -> dict[str, Any]:
+    """The object ``memsift bench --json`` prints for one pipeline."""
+    from .decider.embedded import EmbeddedDecider
+    from .redact import PatternRedactor
+    from .revise import DuplicateReviser
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="memsift-bench-") as tmp:
+        config = config or load_config({"MEMSIFT_HOME": tmp})
+        config = evolve(config, home=Path(tmp))
+        base = Services(decider=EmbeddedDecider.load(), notebook=NotesFile(Path(tmp) / "unused.md"),
+                        redactor=PatternRedactor(), reviser=DuplicateReviser(), config=config)
+        for n, scenario in enumerate(scenarios):
+            folder = Path(tmp) / f"{n}-{pipeline}"
+            folder.mkdir()
+            rows.append(bench_scenario(scenario, pipeline, base, make_store, folder))
+    total = _total(rows)
+    return {"pipeline": pipeline, "scenarios": [_public(r) for r in rows], "total": _public(total)}
+
+
+def _public(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: row[k] for k in ROW_KEYS}
+
+
+# -- the table -----------------------------------------------------------------
+
+def format_table(results: Sequence[Mapping[str, Any]]) -> str:
+    """The article's table, one column per pipeline, per scenario and in total."""
+    blocks = []
+    names = [r["pipeline"] for r in results]
+    sections = [(row["id"], [r["scenarios"][i] for r in results]) for i, row in enumerate(results[0]["scenarios"])]
+    sections.append(("total", [r["total"] for r in results]))
+    for title, rows in sections:
+        lines = [f"{title}", f"  {'':<22}" + "".join(f"{n:>16}" for n in names)]
+        for label, cell in _LINES:
+            lines.append(f"  {label:<22}" + "".join(f"{cell(r):>16}" for r in rows))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _ratio(a: int, b: int) -> str:
+    return f"{a} / {b}"
+
+
+_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("added", lambda r: _ratio(r["added"], r["messages"])),
+    ("characters", lambda r: f"{r['added_chars']:,}"),
+    ("wait mean / p95", lambda r: f"{r['wait_mean_s'] * 1000:.1f}/{r['wait_p95_s'] * 1000:.1f} ms"),
+    ("added for nothing", lambda r: _ratio(r["added_for_nothing"], r["no_need"])),
+    ("reminders found", lambda r: _ratio(r["reminders_found"], r["reminders_expected"])),
+    ("item precision", lambda r: _percent(r["items_needed_added"], r["items_added"])),
+    ("kind accuracy", lambda r: f"{r['kind_accuracy']:.2f}"),
+    ("secrets leaked", lambda r: str(r["secrets_leaked"])),
+    ("retain prec / recall", lambda r: f"{r['retain_precision']:.2f} / {r['retain_recall']:.2f}"),
+)
+
+
+def _percent(a: int, b: int) -> str:
+    return f"{a}/{b} {100 * a / b:.0f}%" if b else "n/a"

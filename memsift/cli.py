@@ -1,0 +1,146 @@
+"""The ``memsift`` command: bench, recall, retain, redact."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from attrs import asdict, evolve
+
+from .errors import MemsiftError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["redact"]:  # its own small parser, and nothing else to import
+        from .redact import main as redact_main
+
+        return redact_main(args[1:])
+    parser = _parser()
+    ns = parser.parse_args(args)
+    try:
+        return ns.run(ns)
+    except MemsiftError as exc:
+        print(f"memsift: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memsift", description=__doc__)
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    bench = sub.add_parser("bench", help="replay scenarios and print the article's table")
+    bench.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO")
+    bench.add_argument("--pipeline", choices=["memsift", "every-message"],
+                       help="one pipeline (default: both, side by side, in the same run)")
+    bench.add_argument("--json", action="store_true", help="print the FORMAT.md object (one line per pipeline)")
+    bench.add_argument("--store", choices=["embedded", "cognee"], default="embedded")
+    bench.add_argument("--cognee-url", help="the Cognee server, with --store cognee")
+    bench.set_defaults(run=_bench)
+
+    recall = sub.add_parser("recall", help="what memory would add to one message (read on stdin)")
+    _project_args(recall)
+    recall.add_argument("--conversation", type=Path,
+                        help="JSON list of {role, text} turns before the message, oldest first")
+    recall.add_argument("--json", action="store_true", help="print the result and its trace as JSON")
+    recall.set_defaults(run=_recall)
+
+    retain = sub.add_parser("retain", help="decide whether one exchange is kept (JSON {user, assistant} on stdin)")
+    _project_args(retain)
+    retain.set_defaults(run=_retain)
+
+    sub.add_parser("redact", help="print FILE (or stdin) with credentials redacted")
+    return parser
+
+
+def _project_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project", default=".", help="the project root (default: here)")
+    parser.add_argument("--session", default="", help="the agent session, so nothing is given twice")
+
+
+def _bench(ns: argparse.Namespace) -> int:
+    from .bench import bench_pipeline, format_table, load_scenario
+    from .config import load_config
+
+    config = load_config()
+    make_store = None
+    if ns.store == "cognee":
+        if ns.cognee_url:
+            config = evolve(config, cognee_url=ns.cognee_url)
+        make_store = _cognee_bench_store(config)
+    scenarios = [load_scenario(path) for path in ns.scenarios]
+    pipelines = [ns.pipeline] if ns.pipeline else ["memsift", "every-message"]
+    kwargs = {"make_store": make_store} if make_store else {}
+    results = [bench_pipeline(name, scenarios, config, **kwargs) for name in pipelines]
+    if ns.json:
+        for result in results:
+            print(json.dumps(result))
+    else:
+        print(format_table(results))
+    return 0
+
+
+def _cognee_bench_store(config):
+    """Each scenario gets a dataset of its own on the server, named for the run."""
+    import os
+
+    from .stores.cognee import CogneeStore
+
+    def make(scenario, folder):
+        name = f"memsift-bench-{scenario.id}-{os.getpid()}-{folder.name}"
+        return CogneeStore.from_config(evolve(config, dataset=name))
+
+    return make
+
+
+def _services(ns: argparse.Namespace):
+    from .config import load_config
+    from .services import open_services
+
+    return open_services(load_config(), ns.project)
+
+
+def _recall(ns: argparse.Namespace) -> int:
+    from .pipeline import recall
+    from .types import Message, Turn
+
+    turns: list[Turn] = []
+    if ns.conversation:
+        try:
+            raw = json.loads(ns.conversation.read_text(encoding="utf-8"))
+            turns = [Turn(t["role"], t["text"]) for t in raw]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"memsift: cannot read the conversation from {ns.conversation}: {exc}", file=sys.stderr)
+            return 2
+    result = recall(Message(sys.stdin.read(), tuple(turns), ns.session), _services(ns))
+    if ns.json:
+        print(json.dumps(asdict(result), default=str, indent=1))
+        return 0
+    if result.notice:
+        print(result.notice)
+    if result.text:
+        print(result.text)
+    print(f"\n# stopped by {result.stopped_by}", file=sys.stderr)
+    for step in result.trace:
+        score = "" if step.score is None else f" p={step.score:.2f}"
+        why = f" ({step.why})" if step.why else ""
+        print(f"#  {step.stage:<9} {step.verdict}{score}{why} {step.elapsed * 1000:.2f} ms", file=sys.stderr)
+    return 0
+
+
+def _retain(ns: argparse.Namespace) -> int:
+    from .pipeline import retain
+    from .types import Exchange
+
+    try:
+        raw = json.loads(sys.stdin.read())
+        exchange = Exchange(raw["user"], raw["assistant"], ns.session)
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"memsift: expected JSON {{\"user\": ..., \"assistant\": ...}} on stdin: {exc}", file=sys.stderr)
+        return 2
+    result = retain(exchange, _services(ns))
+    print(json.dumps(asdict(result), default=str, indent=1))
+    return 0

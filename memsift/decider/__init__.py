@@ -1,0 +1,1 @@
+"""The embedded decision model: memsift's questions answered offline, in-process."""

@@ -1,0 +1,132 @@
+"""The embedded decider: memsift's questions answered in-process, offline, in microseconds.
+
+Linear models over the features of ``features.py``, trained by
+``training/build_weights.py`` on the corpus kept in the repository. Its answers
+are probabilities (softmax or logistic), so the thresholds in the config mean
+something.
+
+>>> decider = EmbeddedDecider.load()
+>>> decider.decide({"message": "thanks!"}, {"k": Choice("kind", "...", KIND_OPTIONS)})["k"].choice
+'reaction'
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..types import Answer, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
+from . import weights
+from .features import MessageView, judge_features, make_idf, text_features
+
+WEIGHTS = Path(__file__).with_name("model.bin")
+_KINDS = list(Kind)
+
+
+class _TextHead:
+    """A linear head over hashed text features: softmax over classes, or one logistic."""
+
+    def __init__(self, spec: Mapping[str, Any], table: array) -> None:
+        self.classes: list[str] = spec["classes"]
+        self.bias: list[float] = spec["bias"]
+        self.scale: float = spec["scale"]
+        self.table = table
+
+    def logits(self, feats: Mapping[int, float]) -> list[float]:
+        k, table, scale = len(self.classes), self.table, self.scale
+        out = list(self.bias)
+        for index, value in feats.items():
+            base = index * k
+            for c in range(k):
+                out[c] += value * scale * table[base + c]
+        return out
+
+    def probabilities(self, feats: Mapping[int, float]) -> dict[str, float]:
+        logits = self.logits(feats)
+        if len(logits) == 1:
+            return {self.classes[0]: _sigmoid(logits[0])}
+        top = max(logits)
+        exps = [math.exp(x - top) for x in logits]
+        total = sum(exps)
+        return {c: e / total for c, e in zip(self.classes, exps)}
+
+
+class EmbeddedDecider:
+    """A ``Decider`` for the four tasks memsift asks: kind, answers, worth, keep."""
+
+    name = "embedded decider"
+
+    def __init__(self, header: Mapping[str, Any], tables: Mapping[str, array]) -> None:
+        heads = header["heads"]
+        self.kind = _TextHead(heads["kind"], tables["kind"])
+        self.worth = _TextHead(heads["worth"], tables["worth"])
+        self.keep = _TextHead(heads["keep"], tables["keep"])
+        self.judge_weights: list[float] = header["judge"]["weights"]
+        self.idf = make_idf(tables["df"], header["idf"]["documents"])
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS) -> EmbeddedDecider:
+        header, tables = weights.load(path)
+        return cls(header, tables)
+
+    def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
+        cache: dict[str, Any] = {}
+        return {qid: self._answer(state, question, cache) for qid, question in questions.items()}
+
+    def _answer(self, state: Mapping[str, Any], question: Question, cache: dict[str, Any]) -> Answer:
+        if question.task == "kind" and isinstance(question, Choice):
+            return _choice(self.kind.probabilities(_message_features(state, cache)), question)
+        if question.task == "worth" and isinstance(question, Noul):
+            return NoulAnswer(self.worth.probabilities(_message_features(state, cache))["yes"])
+        if question.task == "keep" and isinstance(question, Choice):
+            feats = exchange_features(state.get("user", ""), state.get("assistant", ""))
+            return _choice(self.keep.probabilities(feats), question)
+        if question.task == "answers" and isinstance(question, Noul):
+            return NoulAnswer(self._judge(state, question.instructions, cache))
+        raise ValueError(f"the embedded decider cannot answer a {question.type} question on {question.task!r}")
+
+    def _judge(self, state: Mapping[str, Any], instructions: Any, cache: dict[str, Any]) -> float:
+        if not isinstance(instructions, Mapping) or "item" not in instructions:
+            raise ValueError("an 'answers' question needs instructions with the item's text")
+        if "view" not in cache:
+            recent = [turn["text"] for turn in state.get("conversation", ())]
+            cache["view"] = MessageView(state.get("message", ""), recent)
+        kind = state.get("kind")
+        vector = judge_features(
+            cache["view"], instructions["item"],
+            kind=_KINDS.index(Kind(kind)) if kind else 0,
+            is_note=instructions.get("origin") == "note",
+            idf=self.idf,
+        )
+        return _sigmoid(sum(w * x for w, x in zip(self.judge_weights, vector)))
+
+
+def exchange_features(user: str, assistant: str) -> dict[int, float]:
+    """The keep head reads both sides of the exchange, each with its own prefix."""
+    feats = text_features(user, "u:")
+    for index, value in text_features(assistant, "a:").items():
+        feats[index] = feats.get(index, 0.0) + value
+    return feats
+
+
+def _message_features(state: Mapping[str, Any], cache: dict[str, Any]) -> dict[int, float]:
+    if "message" not in cache:
+        cache["message"] = text_features(state.get("message", ""))
+    return cache["message"]
+
+
+def _choice(probabilities: Mapping[str, float], question: Choice) -> ChoiceAnswer:
+    """Restrict to the options asked, renormalised; confidence is the top probability."""
+    asked = {o: probabilities.get(o, 0.0) for o in question.options}
+    total = sum(asked.values()) or 1.0
+    asked = {o: p / total for o, p in asked.items()}
+    best = max(asked, key=asked.__getitem__)
+    return ChoiceAnswer(best, asked, asked[best])
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+

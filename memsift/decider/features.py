@@ -1,0 +1,169 @@
+"""What the embedded model sees of a text or of a (message, item) pair.
+
+Shared by the model at run time and by ``training/build_weights.py``, so the
+features a model was trained on are the features it is asked about.
+
+Two kinds of features:
+- hashed n-grams of a text (words, word pairs, character 4-grams and a few
+  shape markers), for the three text heads: kind, worth, keep;
+- a short dense vector for the judge: how much of the message and of the
+  item they share, weighted by how rare each shared word is, how much of the
+  item the conversation already says, and which cues they carry.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections.abc import Callable, Sequence
+
+from ..text import content_words, stem, words
+
+BUCKETS = 1 << 15
+_SHAPE_CODE = re.compile(r"```|Traceback|^\s+at |\bError\b|Exception|\{\s*\"|^\s*\$ |^\s*[\w.-]+:\d+", re.M)
+_PUNCT = re.compile(r"[?!]")
+_MAX_CHARS = 600  # long pastes: the opening says what the message is
+
+
+def bucket(feature: str) -> int:
+    return zlib.crc32(feature.encode()) & (BUCKETS - 1)
+
+
+def text_features(text: str, prefix: str = "") -> dict[int, float]:
+    """Hashed features of one text, L2-normalised: ``{bucket: weight}``."""
+    head = text[:_MAX_CHARS]
+    low = head.lower()
+    ws = words(low)
+    feats: list[str] = [f"w:{w}" for w in ws]
+    feats += [f"b:{a}_{b}" for a, b in zip(ws, ws[1:])]
+    padded = f" {' '.join(low.split())} "
+    feats += [f"c:{padded[i:i + 4]}" for i in range(len(padded) - 3)]
+    feats += [f"f:{w}" for w in ws[:1]] + [f"f2:{'_'.join(ws[:2])}"] if ws else ["empty"]
+    feats.append(f"len:{_length_band(len(text))}")
+    feats.append(f"nw:{min(len(ws), 12)}")
+    feats += [f"p:{mark}" for mark in _PUNCT.findall(head)[:3]]
+    if _SHAPE_CODE.search(head):
+        feats.append("shape:code")
+    if text.count("\n") >= 3:
+        feats.append("shape:lines")
+    counts: dict[int, float] = {}
+    for feature in feats:
+        key = bucket(prefix + feature)
+        counts[key] = counts.get(key, 0.0) + 1.0
+    norm = math.sqrt(sum(v * v for v in counts.values())) or 1.0
+    return {k: v / norm for k, v in counts.items()}
+
+
+def _length_band(n: int) -> int:
+    return next(i for i, edge in enumerate((8, 20, 45, 90, 180, 400, 10**9)) if n < edge)
+
+
+# -- the judge's pair features ------------------------------------------------
+
+_REASON = frozenset("because over instead since due reason chose picked decided why rather than".split())
+_INCIDENT = frozenset("fix fixed cause caused root broke broken crash crashed failed failing error bug "
+                      "incident outage workaround restarted".split())
+_STATUS = frozenset("left next todo remaining stopped paused wip started half pending yet "
+                    "unfinished still started progress".split())
+_CONSTRAINT = frozenset("must never only always cannot limit limited max maximum requires required "
+                        "constraint pinned keep".split())
+_CUES = (_REASON, _INCIDENT, _STATUS, _CONSTRAINT)
+
+JUDGE_FEATURES = (
+    "bias", "cov_msg", "cov_item", "shared", "max_idf", "sum_idf", "pairs", "chars", "idents",
+    "conv_item", "conv_topic", "recent_item", "cov_prod", "short_msg", "note", "item_len", "msg_len",
+    *(f"kind:{k}" for k in range(11)),
+    *(f"cue:{c}" for c in range(len(_CUES))),
+    *(f"msgcue:{c}" for c in range(len(_CUES))),
+    *(f"kindcue:{k}:{c}" for k in range(11) for c in range(len(_CUES))),
+)
+
+
+class MessageView:
+    """What the judge needs of the message and conversation, computed once per message."""
+
+    def __init__(self, message: str, recent: Sequence[str]) -> None:
+        self.message = message
+        self.words = content_words(message)
+        self.stems = {stem(w) for w in self.words}
+        self.pairs = _pairs(self.words)
+        self.chars = _grams(" ".join(self.words))
+        self.idents = {w for w in self.words if any(c.isdigit() or c in "_.-/" for c in w)}
+        self.lower = set(words(message))
+        self.said = {stem(w) for turn in recent for w in content_words(turn)}
+        self.last = {stem(w) for turn in recent[-2:] for w in content_words(turn)}
+
+
+def judge_features(
+    view: MessageView, item: str, *, kind: int, is_note: bool, idf: Callable[[str], float],
+) -> list[float]:
+    """The dense vector the judge scores for one item against one message.
+
+    ``kind`` is the index of the message's kind in ``memsift.types.Kind``.
+    """
+    i_words = content_words(item)
+    i_stems = {stem(w) for w in i_words}
+
+    def mass(stems: set[str]) -> float:
+        return sum(idf(s) for s in stems)
+
+    shared = view.stems & i_stems
+    m_mass, i_mass, s_mass = mass(view.stems) or 1.0, mass(i_stems) or 1.0, mass(shared)
+    cov_msg, cov_item = s_mass / m_mass, s_mass / i_mass
+    i_low = set(words(item))
+    cue = [float(bool(i_low & c)) for c in _CUES]
+    msg_cue = [float(bool(view.lower & c)) for c in _CUES]
+    kinds = [0.0] * 11
+    kinds[kind] = 1.0
+    grams = view.chars
+    return [
+        1.0,
+        cov_msg,
+        cov_item,
+        math.log1p(len(shared)),
+        max((idf(s) for s in shared), default=0.0) / 10.0,
+        s_mass / 10.0,
+        math.log1p(len(view.pairs & _pairs(i_words))),
+        len(grams & _grams(" ".join(i_words))) / len(grams) if grams else 0.0,
+        math.log1p(len(view.idents & set(i_words))),
+        mass(view.said & i_stems) / i_mass,
+        mass((view.last - view.stems) & i_stems) / i_mass,
+        mass((view.last | view.stems) & i_stems) / i_mass,
+        cov_msg * cov_item,
+        float(len(view.stems) < 4),
+        float(is_note),
+        math.log1p(len(item)) / 6.0,
+        math.log1p(len(view.message)) / 6.0,
+        *kinds,
+        *cue,
+        *msg_cue,
+        *(kinds[k] * cue[c] for k in range(11) for c in range(len(_CUES))),
+    ]
+
+
+def _pairs(ws: Sequence[str]) -> set[tuple[str, str]]:
+    return {(stem(a), stem(b)) for a, b in zip(ws, ws[1:])}
+
+
+def _grams(text: str) -> set[str]:
+    """Character 4-grams: they meet 'migrate' with 'migration' where stems miss."""
+    return {text[i:i + 4] for i in range(len(text) - 3)}
+
+
+DF_BUCKETS = 1 << 16
+
+
+def df_bucket(word_stem: str) -> int:
+    return zlib.crc32(word_stem.encode()) & (DF_BUCKETS - 1)
+
+
+def make_idf(df: Sequence[int], documents: int) -> Callable[[str], float]:
+    """IDF from document counts per hashed stem; a stem never seen counts as rare."""
+    rare = math.log(documents + 1)
+
+    def idf(word_stem: str) -> float:
+        count = df[df_bucket(word_stem)]
+        return math.log((documents + 1) / (count + 1)) if count else rare
+
+    return idf

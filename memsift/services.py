@@ -1,0 +1,95 @@
+"""What a path talks to, bundled once: decider, store, notes, reviser, redactor.
+
+>>> services = open_services(load_config(), project_root=".")
+>>> recall(Message("why did we drop Mollie?"), services).text
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from attrs import frozen
+
+from .config import Config
+from .notes import NotesFile
+from .revise import DuplicateReviser
+from .types import Decider, Notebook, Redactor, Reviser, Store
+
+if TYPE_CHECKING:
+    from .health import Health
+    from .outbox import Outbox
+
+
+@frozen
+class Services:
+    decider: Decider
+    notebook: Notebook
+    redactor: Redactor
+    reviser: Reviser
+    config: Config
+    store: Store | None = None
+    health: Health | None = None  # only for remote services: the embedded ones do not fail
+    outbox: Outbox | None = None  # only for a remote store: a local write needs none
+    session_log: SessionLog | None = None
+
+
+class SessionLog:
+    """Which items this session was already given, so it is not given them twice."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _path(self, session: str) -> Path:
+        return self.folder / (re.sub(r"[^A-Za-z0-9._-]", "_", session)[:120] + ".json")
+
+    def given(self, session: str) -> set[str]:
+        if not session:
+            return set()
+        try:
+            return set(json.loads(self._path(session).read_text(encoding="utf-8")))
+        except (FileNotFoundError, ValueError):
+            return set()
+
+    def record(self, session: str, ids: Iterable[str]) -> None:
+        if not session:
+            return
+        path = self._path(session)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(sorted(self.given(session) | set(ids))), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def open_services(config: Config, project_root: str | os.PathLike[str] = ".") -> Services:
+    """The services the config names, embedded ones by default."""
+    from .decider.embedded import EmbeddedDecider
+    from .redact import PatternRedactor
+
+    folder = config.project_dir(project_root)
+    common = dict(
+        decider=EmbeddedDecider.load(),
+        notebook=NotesFile(folder / "notes.md"),
+        redactor=PatternRedactor(),
+        reviser=DuplicateReviser(),
+        config=config,
+        session_log=SessionLog(config.home / "sessions"),
+    )
+    if config.store == "cognee":
+        from .health import Health
+        from .outbox import Outbox
+        from .stores.cognee import CogneeStore
+
+        return Services(
+            store=CogneeStore.from_config(config),
+            health=Health(config.home, cooldown=config.breaker_cooldown),
+            outbox=Outbox(config.home / "outbox.sqlite"),
+            **common,
+        )
+    from .stores.sqlite import SQLiteStore
+
+    return Services(store=SQLiteStore(folder / "store.sqlite"), **common)

@@ -1,0 +1,411 @@
+"""The stages: small callables, one job each, composed into the two paths.
+
+A stage takes the services and the path's state and returns the next state.
+It ends the path by returning ``state.end(stage, why)``; the runner in
+``pipeline.py`` stops there. A pipeline is a plain list of stages::
+
+    quiet_or_notes = [redact, classify, notes, render]
+    recall(message, services, stages=quiet_or_notes)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from attrs import evolve, field, frozen
+
+from .budget import within
+from .errors import ConfigurationError, ServiceUnavailable
+from .notes import note_id, one_line
+from .services import Services
+from .text import content_words, stem
+from .types import (
+    Answer, Category, Choice, ChoiceAnswer, Exchange, Item, Kind, Message, Noul, NoulAnswer,
+    Question, Step, Turn,
+)
+
+RECENT_TURNS = 4  # what the decider reads of the conversation: the last exchanges
+
+
+@frozen
+class _Path:
+    trace: tuple[Step, ...] = ()
+    stopped_by: str = ""
+    notice: str | None = None
+
+    def log(self, stage: str, verdict: str, since: float, score: float | None = None, why: str = ""):
+        step = Step(stage, verdict, time.perf_counter() - since, score, why)
+        return evolve(self, trace=(*self.trace, step))
+
+    def end(self, stage: str, why: str):
+        return evolve(self, stopped_by=f"{stage}: {why}")
+
+
+@frozen
+class Sift(_Path):
+    """The recall path's state: the message and what has been found for it."""
+
+    message: Message = field(kw_only=True)
+    kind: Kind | None = None
+    answered: bool = False  # a note answered: no need to search the store
+    candidates: tuple[Item, ...] = ()
+    chosen: tuple[Item, ...] = ()
+    text: str = ""
+
+
+@frozen
+class Keep(_Path):
+    """The retain path's state: the exchange and what was made of it."""
+
+    exchange: Exchange = field(kw_only=True)
+    category: Category | None = None
+    keep: bool = False
+    lines: tuple[str, ...] = ()
+    edits: tuple = ()
+
+
+Stage = Callable[[Services, Any], Any]
+
+
+# -- calling a service ---------------------------------------------------------
+
+class EndPath(Exception):
+    """Raised inside a stage to end the path with the state it carries."""
+
+    def __init__(self, state: _Path) -> None:
+        self.state = state
+
+
+def call_service(services: Services, state: _Path, stage: str, service: str, seconds: float,
+                 since: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a service within its deadline, minding its breaker when it is remote.
+
+    On any failure the path ends with nothing added; a remote service that is
+    down pauses memory and the state carries the one-line notice.
+    """
+    health = services.health if service != "embedded" else None
+    if health is not None and not health.allows(service):
+        paused = state.log(stage, "paused", since, why=f"{service} is paused")
+        raise EndPath(evolve(paused.end(stage, f"{service} paused"),
+                             notice=health.notice(service, _session(state))))
+    try:
+        result = within(seconds, fn, *args, **kwargs)
+    except ServiceUnavailable as exc:
+        if health is not None:
+            health.failed(service, str(exc))
+        failed = state.log(stage, "unavailable", since, why=f"{service}: {exc}")
+        notice = health.notice(service, _session(state)) if health is not None else None
+        raise EndPath(evolve(failed.end(stage, f"{service} unavailable"), notice=notice)) from exc
+    except ConfigurationError as exc:
+        raise EndPath(state.log(stage, "misconfigured", since, why=f"{service}: {exc}")
+                      .end(stage, f"{service} refused us: {exc}")) from exc
+    if health is not None:
+        health.succeeded(service)
+    return result
+
+
+def _session(state: _Path) -> str:
+    return state.message.session if isinstance(state, Sift) else state.exchange.session
+
+
+def ask(services: Services, state: _Path, stage: str, since: float,
+        questions: Mapping[str, Question]) -> dict[str, Answer]:
+    """Ask the decider, within its deadline."""
+    decider = services.decider
+    service = "embedded" if decider.name == "embedded decider" else decider.name
+    snapshot = decision_state(state)
+    return call_service(services, state, stage, service, services.config.decider_deadline, since,
+                        decider.decide, snapshot, questions)
+
+
+def decision_state(state: _Path) -> dict[str, Any]:
+    """What the decider reads: the message, the recent turns, the kind once known."""
+    if isinstance(state, Keep):
+        return {"user": state.exchange.user, "assistant": state.exchange.assistant}
+    recent = state.message.conversation[-RECENT_TURNS:]
+    out: dict[str, Any] = {
+        "message": state.message.text,
+        "conversation": [{"role": t.role, "text": t.text} for t in recent],
+    }
+    if state.kind is not None:
+        out["kind"] = state.kind.value
+    return out
+
+
+# -- recall --------------------------------------------------------------------
+
+KIND_OPTIONS: dict[str, str | None] = {
+    Kind.REACTION: "a reaction to the last answer: thanks, ok, praise, annoyance",
+    Kind.ACTION_ON_FINISHED_WORK: "act on what was just done: commit, push, run the tests, revert it",
+    Kind.COMPLETE_INSTRUCTION: "a task that carries everything it needs",
+    Kind.GENERAL_KNOWLEDGE: "a question of general knowledge, not about this project",
+    Kind.CONVERSATION_QUESTION: "a question about this conversation itself",
+    Kind.NEW_DECISION: "a decision about to be made, where earlier choices or constraints may matter",
+    Kind.PAST_CHOICE: "a question about an earlier choice or its reason",
+    Kind.RESUMING_WORK: "picking up work started in an earlier session",
+    Kind.RECURRING_PROBLEM: "a problem that happened before",
+    Kind.BUILDS_ON_EXISTING: "a task that builds on something that already exists",
+    Kind.EARLIER_EXCHANGE: "a reference to an exchange in an earlier session",
+}
+
+ANSWERS = ("Does this memory item hold what the agent needs to answer the user's message well, "
+           "and is it not already said in the conversation?")
+WORTH = ("Is the subject of the message one that project memory keeps: a technical choice, "
+         "a constraint, or a problem met before?")
+KEEP_OPTIONS: dict[str, str | None] = {
+    Category.DECISION: "a technical choice and its reason",
+    Category.CONSTRAINT: "a limit likely to cause trouble later",
+    Category.INCIDENT: "a problem and its fix",
+    Category.REACTION: "a reaction",
+    Category.ONE_OFF: "a task done once",
+    Category.UI_DETAIL: "a UI detail that belongs in the design system",
+    Category.HABIT: "a cross-project habit that belongs in the agent's instruction file",
+    Category.GENERAL: "general knowledge",
+}
+
+
+def redact(services: Services, state: Sift) -> Sift:
+    """Secrets never reach a decider, a store or the notes: everything after sees redacted text."""
+    t0 = time.perf_counter()
+    scrub = services.redactor.redact
+    message = state.message
+    clean = Message(scrub(message.text), tuple(Turn(t.role, scrub(t.text)) for t in message.conversation),
+                    message.session)
+    changed = clean != message
+    return evolve(state, message=clean).log("redact", "redacted" if changed else "clean", t0)
+
+
+def classify(services: Services, state: Sift) -> Sift:
+    """The message's kind; the five quiet kinds end the path with nothing.
+
+    Whether to search is decided on the summed probability of the six
+    searching kinds (``search_threshold``), then the kind is the likeliest of
+    the chosen side: a message torn between two searching kinds still searches.
+    """
+    t0 = time.perf_counter()
+    answer = ask(services, state, "classify", t0, {"kind": Choice("kind", "What kind of message is this?",
+                                                                  KIND_OPTIONS)})["kind"]
+    assert isinstance(answer, ChoiceAnswer)
+    probabilities = {Kind(k): p for k, p in answer.probabilities.items()}
+    p_search = sum(p for k, p in probabilities.items() if k.searches)
+    searches = p_search >= services.config.search_threshold
+    kind = max((k for k in probabilities if k.searches == searches), key=probabilities.__getitem__)
+    state = evolve(state, kind=kind).log("classify", kind.value, t0, p_search,
+                                         why=f"p(search)={p_search:.2f}")
+    return state if searches else state.end("classify", f"{kind.value} needs no memory")
+
+
+def notes(services: Services, state: Sift) -> Sift:
+    """Each note judged alone against the message; a note sure enough to answer it ends the search.
+
+    Notes that pass ``answers_threshold`` are kept; when the best of them also
+    passes ``settled_threshold`` the store is not searched. Otherwise the
+    passages found next compete with them for the few places.
+    """
+    t0 = time.perf_counter()
+    items = services.notebook.items()
+    chosen = _judge_items(services, state, "notes", t0, items)
+    if not chosen:
+        return state.log("notes", "none answers", t0, why=f"{len(items)} notes judged")
+    settled = chosen[0].score >= services.config.settled_threshold
+    return evolve(state, chosen=chosen, answered=settled).log(
+        "notes", f"{len(chosen)} answer" + (", settled" if settled else ""), t0, chosen[0].score,
+        why=f"{len(items)} notes judged")
+
+
+def gate(services: Services, state: Sift) -> Sift:
+    """Is the subject one memory keeps (a choice, a constraint, a problem)? No: nothing."""
+    if state.answered:
+        return state
+    t0 = time.perf_counter()
+    answer = ask(services, state, "gate", t0, {"worth": Noul("worth", WORTH)})["worth"]
+    assert isinstance(answer, NoulAnswer)
+    threshold = services.config.worth_threshold
+    state = state.log("gate", "worth memory" if answer.noul >= threshold else "not worth memory", t0,
+                      answer.noul)
+    return state if answer.noul >= threshold else _no_search(state, "gate", "subject not worth memory")
+
+
+def _no_search(state: Sift, stage: str, why: str) -> Sift:
+    """The store will not be searched: go on with the notes found, or end with nothing."""
+    return evolve(state, answered=True) if state.chosen else state.end(stage, why)
+
+
+def search(services: Services, state: Sift) -> Sift:
+    """The long-term store's closest passages, under a hard deadline."""
+    if state.answered:
+        return state
+    t0 = time.perf_counter()
+    store = services.store
+    if store is None:
+        return _no_search(state.log("search", "no store", t0), "search", "no store configured")
+    limit = services.config.search_limit
+    found = call_service(services, state, "search", store.name, services.config.store_deadline, t0,
+                         store.search, search_query(state.message), limit=limit,
+                         timeout=services.config.store_deadline)
+    state = evolve(state, candidates=tuple(found)).log("search", f"{len(found)} passages", t0)
+    return state if found else _no_search(state, "search", "the store has nothing close")
+
+
+def search_query(message: Message) -> str:
+    """The message; a terse one ('ok, parcel number first') borrows the last answer's words."""
+    if len(content_words(message.text)) >= 4 or not message.conversation:
+        return message.text
+    return f"{message.text}\n{message.conversation[-1].text}"
+
+
+def take_all(services: Services, state: Sift) -> Sift:
+    """Every passage found is added: the behaviour of Cognee's official plugin, kept as a baseline."""
+    t0 = time.perf_counter()
+    return evolve(state, chosen=state.candidates).log("take all", f"{len(state.candidates)} passages", t0)
+
+
+def judge(services: Services, state: Sift) -> Sift:
+    """Each passage judged alone against the message; those that answer it join the notes found."""
+    if state.answered:
+        return state
+    t0 = time.perf_counter()
+    passages = _judge_items(services, state, "judge", t0, state.candidates)
+    best = sorted((*state.chosen, *passages), key=lambda item: item.score, reverse=True)
+    chosen = tuple(best[: services.config.max_items])
+    state = evolve(state, chosen=chosen).log(
+        "judge", f"{len(passages)} of {len(state.candidates)} answer", t0,
+        passages[0].score if passages else None)
+    return state if chosen else state.end("judge", "no passage answers the message")
+
+
+def _judge_items(services: Services, state: Sift, stage: str, t0: float,
+                 items: Sequence[Item]) -> tuple[Item, ...]:
+    """Items whose judged probability passes the threshold, best first, at most ``max_items``."""
+    if not items:
+        return ()
+    questions = {
+        str(i): Noul("answers", {"question": ANSWERS, "item": item.text, "origin": item.origin})
+        for i, item in enumerate(items)
+    }
+    answers = ask(services, state, stage, t0, questions)
+    threshold = services.config.answers_threshold
+    scored = [(answers[str(i)].noul, i) for i in range(len(items))]  # type: ignore[union-attr]
+    passing = sorted((p, i) for p, i in scored if p >= threshold)[::-1][: services.config.max_items]
+    return tuple(evolve(items[i], score=p) for p, i in passing)
+
+
+def dedupe(services: Services, state: Sift) -> Sift:
+    """Drop what the conversation already says, repeats, and what this session was already given
+    (unless the message plainly asks for it again: a judged probability of ``repeat_threshold``)."""
+    t0 = time.perf_counter()
+    turns = [{stem(w) for w in content_words(turn.text)} for turn in state.message.conversation]
+    log = services.session_log
+    given = log.given(state.message.session) if log is not None else set()
+    kept: list[Item] = []
+    seen_text: set[str] = set()
+    repeat = services.config.repeat_threshold
+    for item in state.chosen:
+        key = " ".join(item.text.split()).lower()
+        # Given earlier in this session: again only when the message plainly asks for it.
+        if (item.id in given and item.score < repeat) or key in seen_text or already_said(item.text, turns):
+            continue
+        seen_text.add(key)
+        kept.append(item)
+    dropped = len(state.chosen) - len(kept)
+    state = evolve(state, chosen=tuple(kept)).log("dedupe", f"{len(kept)} new", t0,
+                                                  why=f"{dropped} already said or given")
+    if not kept:
+        return state.end("dedupe", "everything found was already said")
+    if log is not None:
+        log.record(state.message.session, (item.id for item in kept))
+    return state
+
+
+def already_said(text: str, turns: Sequence[set[str]], share: float = 0.8) -> bool:
+    """Does one turn of the conversation already hold most of this item's words?
+
+    One turn, not the whole conversation: a long session talks around a
+    subject in many words without ever stating the fact itself.
+    """
+    words = {stem(w) for w in content_words(text)}
+    return bool(words) and any(len(words & said) / len(words) >= share for said in turns)
+
+
+HEADER = "From this project's memory (written in earlier sessions; the code may have changed since, check it before acting):"
+
+
+def render(services: Services, state: Sift) -> Sift:
+    """A few lines, each with a pointer to where it came from."""
+    t0 = time.perf_counter()
+    if not state.chosen:
+        return state.log("render", "nothing", t0).end("render", "nothing to add")
+    lines = [HEADER] + [f"- {one_line(item.text)} [{item.source}]" for item in state.chosen]
+    text = "\n".join(lines)
+    return evolve(state, text=text).log("render", f"{len(state.chosen)} items", t0).end(
+        "render", f"added {len(state.chosen)} items")
+
+
+# -- retain --------------------------------------------------------------------
+
+def redact_exchange(services: Services, state: Keep) -> Keep:
+    t0 = time.perf_counter()
+    scrub = services.redactor.redact
+    clean = Exchange(scrub(state.exchange.user), scrub(state.exchange.assistant), state.exchange.session)
+    return evolve(state, exchange=clean).log(
+        "redact", "redacted" if clean != state.exchange else "clean", t0)
+
+
+def keep(services: Services, state: Keep) -> Keep:
+    """Would keeping this save redoing the same search or reasoning? (choice, constraint, incident)"""
+    t0 = time.perf_counter()
+    answer = ask(services, state, "keep", t0, {"keep": Choice("keep", "Does this exchange deserve memory?",
+                                                              KEEP_OPTIONS)})["keep"]
+    assert isinstance(answer, ChoiceAnswer)
+    p_keep = sum(p for c, p in answer.probabilities.items() if Category(c).kept)
+    kept = p_keep >= services.config.keep_threshold
+    category = Category(max((c for c in answer.probabilities if Category(c).kept == kept),
+                            key=answer.probabilities.__getitem__))
+    state = evolve(state, keep=kept, category=category).log("keep", category.value, t0, p_keep)
+    return state if kept else state.end("keep", f"dropped as {category.value}")
+
+
+def note_line(category: Category, exchange: Exchange) -> str:
+    return one_line(f"{category.value}: {exchange.user} -> {exchange.assistant}")
+
+
+def append_notes(services: Services, state: Keep) -> Keep:
+    t0 = time.perf_counter()
+    assert state.category is not None
+    line = note_line(state.category, state.exchange)
+    services.notebook.append([line])
+    return evolve(state, lines=(line,)).log("notes", "appended", t0)
+
+
+def revise(services: Services, state: Keep) -> Keep:
+    """The reviser names lines to replace or remove; code applies them, the rest stays as it is."""
+    t0 = time.perf_counter()
+    lines = services.notebook.lines()
+    edits = services.reviser.revise(lines, state.lines)
+    if edits:
+        services.notebook.apply(edits)
+    return evolve(state, edits=tuple(edits)).log("revise", f"{len(edits)} edits", t0)
+
+
+def sync(services: Services, state: Keep) -> Keep:
+    """Send the kept exchange to the store; through the outbox when the store is remote."""
+    t0 = time.perf_counter()
+    store = services.store
+    if store is None:
+        return state.log("sync", "no store", t0)
+    text = f"{state.exchange.user}\n\n{state.exchange.assistant}"
+    item = Item(note_id(text), text, "passage", f"memsift:{state.category}")
+    if services.outbox is None:
+        store.add([item], timeout=services.config.store_deadline)
+        return state.log("sync", "stored", t0)
+    services.outbox.put([item])
+    sent = call_service(services, state, "sync", store.name, services.config.store_deadline, t0,
+                        services.outbox.drain, store, timeout=services.config.store_deadline)
+    return state.log("sync", f"{sent} sent", t0, why=f"{services.outbox.pending()} pending")
+
+
+RECALL_STAGES: tuple[Stage, ...] = (redact, classify, notes, gate, search, judge, dedupe, render)
+EVERY_MESSAGE_STAGES: tuple[Stage, ...] = (redact, search, take_all, render)
+RETAIN_STAGES: tuple[Stage, ...] = (redact_exchange, keep, append_notes, revise, sync)

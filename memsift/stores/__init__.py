@@ -1,0 +1,1 @@
+"""Long-term stores: the embedded SQLite one and the Cognee one."""

@@ -1,0 +1,382 @@
+"""memsift's long-term store on a Cognee server, over HTTP.
+
+What goes over the wire, and when:
+
+- ``add``: the items, each as a text file named after its id, into the
+  dataset (created on first use) and tagged with the node set
+  ``memsift:<dataset>``; then cognify is started in the background, which
+  chunks and embeds them on the server. Re-adding an item is a no-op
+  (Cognee keeps one copy of identical content); an item whose text changed
+  replaces the stored one.
+- ``search``: one CHUNKS search (vector search over the passages, no LLM
+  call), limited to memsift's node set. A result's file name gives back the
+  item id it was added under.
+
+    >>> store = CogneeStore("http://127.0.0.1:8011", api_key="...")
+    >>> store.add([Item("a1", "We chose Stripe over Adyen: Adyen wants a sales call.",
+    ...                 "passage", "notes.md:3")], timeout=30)
+    >>> store.settle(timeout=120)      # wait for cognify, as the bench does after loading
+    >>> store.search("why not Adyen?", limit=3, timeout=12)
+    [Item(id='a1', text='We chose Stripe over Adyen: ...', origin='passage', source='cognee:memsift', score=0.58)]
+
+Failures come out as memsift's errors: ``ServiceUnavailable`` when the server
+is unreachable, times out or fails (5xx, or Cognee's own "cannot now"
+answers); ``DeadlineExceeded`` when a call's deadline passes; and
+``ConfigurationError`` when the server refuses memsift (401/403, after one
+fresh login with user and password) or the settings are wrong. Those are
+never retried.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from ..types import Item
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ..config import Config
+
+# httpx and tenacity cost about 190 ms to import; they are imported on the
+# first request, so a hook that builds the store but never calls it pays nothing.
+
+_NO_DATA = {"DatasetNotFoundError", "NoDataError", "DatasetNoDataError"}
+_RETRY_STATUSES = {502, 503, 504}  # a proxy, or a server still starting: worth another try
+_BUSY_STATUSES = {402, 409, 420, 429}  # Cognee's "cannot do it now": token budget, pipeline errors
+_COMPLETED, _ERRORED = "DATASET_PROCESSING_COMPLETED", "DATASET_PROCESSING_ERRORED"
+_PAGE = 1000  # the most GET /datasets/{id}/data returns at once
+
+
+class CogneeStore:
+    """The ``Store`` seam on a Cognee server (tested against Cognee 1.6.5).
+
+    Authentication is one of: none (a server with access control off), an
+    API key sent as ``X-Api-Key``, or a user and password, logged in once per
+    process for a bearer token and logged in again when the server says 401.
+    """
+
+    def __init__(self, url: str, *, dataset: str = "memsift", api_key: str | None = None,
+                 user: str | None = None, password: str | None = None,
+                 connect_timeout: float = 0.5, transport: httpx.BaseTransport | None = None) -> None:
+        _check_settings(url, dataset, api_key, user, password)
+        self.url = url.rstrip("/")
+        self.name = f"Cognee at {self.url}"
+        self.dataset = dataset
+        self.source = f"cognee:{dataset}"
+        self._node_set = f"memsift:{dataset}"  # without access control, a dataset name does not scope a search
+        self._api_key = api_key
+        self._user = user
+        self._password = password
+        self._connect_timeout = connect_timeout
+        self._transport = transport  # tests put an httpx.MockTransport here
+        self._token: str | None = None
+        self._dataset_id: str | None = None
+        self._client: httpx.Client | None = None
+
+    @classmethod
+    def from_config(cls, config: Config) -> CogneeStore:
+        """The store that ``MEMSIFT_COGNEE_*`` (or ``config.toml``) describes."""
+        return cls(config.cognee_url, dataset=config.dataset, api_key=config.cognee_api_key,
+                   user=config.cognee_user, password=config.cognee_password,
+                   connect_timeout=config.connect_timeout)
+
+    def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
+        """The passages closest to *query*, best first, one per item."""
+        deadline = time.monotonic() + timeout
+        reply = self._request("POST", "/api/v1/search", deadline, json={
+            "search_type": "CHUNKS", "query": query, "datasets": [self.dataset],
+            "top_k": limit, "node_name": [self._node_set]})
+        if reply.status == 404 and reply.error_name() in _NO_DATA:
+            return []  # nothing added or cognified yet
+        return self._items(_chunks(self._answer(reply)))[:limit]
+
+    def add(self, items: Sequence[Item], *, timeout: float) -> None:
+        """Store *items* and start cognify in the background; safe to repeat."""
+        items = [item for item in items if item.text.strip()]  # Cognee refuses empty files
+        if not items:
+            return
+        deadline = time.monotonic() + timeout
+        dataset_id = self._ensure_dataset(deadline)
+        reply = self._post_files(items, dataset_id, deadline)
+        if reply.status == 409:
+            self._replace_changed(items, dataset_id, deadline, refusal=reply)
+        else:
+            self._answer(reply)
+        self._answer(self._request("POST", "/api/v1/cognify", deadline, json={
+            "dataset_ids": [dataset_id], "run_in_background": True}))
+
+    def settle(self, timeout: float) -> None:
+        """Wait until the dataset's cognify pipeline has completed."""
+        deadline = time.monotonic() + timeout
+        dataset_id = self._ensure_dataset(deadline)
+        while True:
+            statuses = self._answer(self._request("GET", "/api/v1/datasets/status", deadline,
+                                                  params={"dataset": dataset_id,
+                                                          "pipeline": "cognify_pipeline"}))
+            status = (statuses or {}).get(dataset_id)
+            if status in (None, _COMPLETED):  # None: never cognified, nothing to wait for
+                return
+            if status == _ERRORED:
+                raise ServiceUnavailable(f"{self.name}: cognify failed on dataset "
+                                         f"{self.dataset!r}; the server's log says why")
+            if time.monotonic() + 0.5 >= deadline:
+                raise DeadlineExceeded(f"{self.name}: cognify still {status} after {timeout:g} s")
+            time.sleep(0.5)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- what memsift asks of Cognee ------------------------------------------
+
+    def _ensure_dataset(self, deadline: float) -> str:
+        if self._dataset_id is None:  # creating is get-or-create on the server
+            answer = self._answer(self._request("POST", "/api/v1/datasets", deadline,
+                                                json={"name": self.dataset}))
+            self._dataset_id = str(answer["id"])
+        return self._dataset_id
+
+    def _post_files(self, items: Sequence[Item], dataset_id: str, deadline: float) -> _Reply:
+        return self._request("POST", "/api/v1/add", deadline,
+                             data={"datasetId": dataset_id, "node_set": [self._node_set]},
+                             files=[("data", _upload(item)) for item in items])
+
+    def _replace_changed(self, items: Sequence[Item], dataset_id: str, deadline: float,
+                         refusal: _Reply) -> None:
+        """Cognee refuses to add a known file name with new content: that is an update."""
+        stored = self._stored_names(dataset_id, deadline)
+        changed = [item for item in items if _stem(item.id) in stored]
+        if not changed:  # 409 is also Cognee's catch-all for failures
+            raise ServiceUnavailable(f"{self.name} refused the add: {refusal.message()}")
+        for item in changed:
+            self._answer(self._request(
+                "PATCH", "/api/v1/update", deadline,
+                params={"data_id": stored[_stem(item.id)], "dataset_id": dataset_id},
+                data={"node_set": [self._node_set]}, files=[("data", _upload(item))]))
+        fresh = [item for item in items if _stem(item.id) not in stored]
+        if fresh:
+            self._answer(self._post_files(fresh, dataset_id, deadline))
+
+    def _stored_names(self, dataset_id: str, deadline: float) -> dict[str, str]:
+        """File stem -> Cognee's data id, for everything in the dataset."""
+        names: dict[str, str] = {}
+        offset = 0
+        while True:
+            page = self._answer(self._request("GET", f"/api/v1/datasets/{dataset_id}/data",
+                                              deadline, params={"limit": _PAGE, "offset": offset}))
+            names.update({row["name"]: str(row["id"]) for row in page})
+            if len(page) < _PAGE:
+                return names
+            offset += _PAGE
+
+    def _items(self, chunks: list[dict[str, Any]]) -> list[Item]:
+        best: dict[str, Item] = {}
+        for chunk in sorted(chunks, key=lambda c: c.get("score", 1.0)):  # a distance: lower is closer
+            name = chunk.get("document_name") or chunk.get("document_id") or chunk["id"]
+            item_id = _item_id(str(name))
+            best.setdefault(item_id, Item(id=item_id, text=chunk["text"], origin="passage",
+                                          source=self.source, score=_similarity(chunk)))
+        return list(best.values())
+
+    # -- HTTP: authentication, deadlines, retries, error mapping ---------------
+
+    def _request(self, method: str, path: str, deadline: float, **kwargs: Any) -> _Reply:
+        reply = self._send(method, path, deadline, headers=self._auth_headers(deadline), **kwargs)
+        if reply.status == 401 and self._password:
+            self._token = None  # expired or revoked: one fresh login, then the answer stands
+            reply = self._send(method, path, deadline, headers=self._auth_headers(deadline),
+                               **kwargs)
+        return reply
+
+    def _auth_headers(self, deadline: float) -> dict[str, str]:
+        if self._api_key:
+            return {"X-Api-Key": self._api_key}
+        if not self._password:
+            return {}
+        if self._token is None:
+            self._token = self._login(deadline)
+        return {"Authorization": f"Bearer {self._token}"}
+
+    def _login(self, deadline: float) -> str:
+        reply = self._send("POST", "/api/v1/auth/login", deadline,
+                           data={"username": self._user, "password": self._password})
+        if reply.status == 400:  # LOGIN_BAD_CREDENTIALS
+            raise ConfigurationError(
+                f"{self.name} refused the login of {self._user!r}: {reply.message()}; "
+                "check MEMSIFT_COGNEE_USER and MEMSIFT_COGNEE_PASSWORD")
+        token = self._answer(reply)["access_token"]
+        self._http().cookies.clear()  # the login also set a cookie; only the bearer token may speak for us
+        return str(token)
+
+    def _send(self, method: str, path: str, deadline: float, **kwargs: Any) -> _Reply:
+        """One call, tried again only where that is safe and the deadline leaves room.
+
+        Every call memsift makes is idempotent (Cognee dedupes added content,
+        cognify skips what is done), so a connection that failed may be tried
+        again; a timeout is not, as it has spent the time. 502/503/504 are.
+        """
+        import httpx
+        import tenacity
+
+        retrying = tenacity.Retrying(
+            retry=(tenacity.retry_if_exception(_transient)
+                   | tenacity.retry_if_result(lambda reply: reply.status in _RETRY_STATUSES)),
+            stop=(tenacity.stop_after_attempt(3)
+                  | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))),
+            wait=tenacity.wait_random_exponential(multiplier=0.1, max=1.0),
+            retry_error_callback=lambda state: state.outcome.result(),  # out of tries: the last answer stands
+        )
+        try:
+            return retrying(self._attempt, method, path, deadline, **kwargs)
+        except httpx.ConnectTimeout as error:
+            raise ServiceUnavailable(f"{self.name} did not accept a connection within "
+                                     f"{self._connect_timeout:g} s") from error
+        except httpx.TimeoutException as error:
+            raise DeadlineExceeded(f"{self.name} did not answer {method} {path} "
+                                   "within its deadline") from error
+        except httpx.TransportError as error:
+            raise ServiceUnavailable(f"{self.name} is unreachable: {error or type(error).__name__}") from error
+
+    def _attempt(self, method: str, path: str, deadline: float, **kwargs: Any) -> _Reply:
+        import httpx
+
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineExceeded(f"{self.name}: no time left for {method} {path}")
+        timeout = httpx.Timeout(remaining, connect=min(self._connect_timeout, remaining))
+        client = self._http()
+        response = client.send(client.build_request(method, path, timeout=timeout, **kwargs),
+                               stream=True)
+        try:
+            body = bytearray()
+            for piece in response.iter_bytes():
+                body += piece
+                if time.monotonic() > deadline:  # an answer trickling in must not outrun the deadline
+                    raise DeadlineExceeded(f"{self.name}: {method} {path} ran past its deadline")
+        finally:
+            response.close()
+        return _Reply(response.status_code, bytes(body))
+
+    def _answer(self, reply: _Reply) -> Any:
+        """The JSON of a successful reply; otherwise the memsift error its status means."""
+        if 200 <= reply.status < 300:
+            try:
+                return reply.json()
+            except ValueError as error:
+                raise ServiceUnavailable(f"{self.name} answered {reply.status} with something "
+                                         "that is not JSON") from error
+        said = f"{self.name} answered {reply.status}: {reply.message()}"
+        if reply.status in (401, 403):
+            raise ConfigurationError(f"{said}; check MEMSIFT_COGNEE_API_KEY, or "
+                                     "MEMSIFT_COGNEE_USER and MEMSIFT_COGNEE_PASSWORD")
+        if reply.status >= 500 or reply.status in _BUSY_STATUSES:
+            raise ServiceUnavailable(said)
+        raise ConfigurationError(f"{said}; is MEMSIFT_COGNEE_URL a Cognee 1.6 server?")
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.Client(base_url=self.url, headers={"User-Agent": "memsift"},
+                                        transport=self._transport)
+        return self._client
+
+
+class _Reply(NamedTuple):
+    """A whole HTTP answer: what is left of httpx once the body is read in time."""
+
+    status: int
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+    def message(self) -> str:
+        """What the server said went wrong, from any of its shapes:
+        ``{"detail"}``, ``{"error"}``, ``{"error", "detail"}``, ``{"message"}``."""
+        try:
+            body = self.json()
+        except ValueError:
+            return self.body[:300].decode(errors="replace") or "(empty answer)"
+        if not isinstance(body, dict):
+            return str(body)[:300]
+        parts = [_said(body[key]) for key in ("error", "detail", "message") if body.get(key)]
+        return ": ".join(parts) or json.dumps(body)[:300]
+
+    def error_name(self) -> str | None:
+        """Cognee's exception name, which it puts at the end of a detail: ``... [NoDataError]``."""
+        found = re.search(r"\[(\w+)\]\s*$", self.message())
+        return found.group(1) if found else None
+
+
+def _said(value: Any) -> str:
+    if isinstance(value, list):  # a validation error: [{"loc": [...], "msg": "..."}, ...]
+        return "; ".join(str(entry.get("msg", entry)) if isinstance(entry, dict) else str(entry)
+                         for entry in value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _transient(error: BaseException) -> bool:
+    import httpx
+
+    return isinstance(error, httpx.TransportError) and not isinstance(error, httpx.TimeoutException)
+
+
+def _chunks(answer: Any) -> list[dict[str, Any]]:
+    """The chunk payloads of a CHUNKS search, from either of its shapes.
+
+    Access control off: a bare list of chunks. On: one object per dataset,
+    ``{"dataset_id", "dataset_name", "search_result": [chunk, ...]}``.
+    """
+    chunks: list[dict[str, Any]] = []
+    for entry in answer if isinstance(answer, list) else []:
+        if isinstance(entry, dict) and "search_result" in entry:
+            chunks.extend(c for c in entry["search_result"] or [] if isinstance(c, dict) and "text" in c)
+        elif isinstance(entry, dict) and "text" in entry:
+            chunks.append(entry)
+    return chunks
+
+
+def _similarity(chunk: dict[str, Any]) -> float:
+    # Cognee reports the cosine distance; memsift's scores grow with relevance.
+    distance = chunk.get("score")
+    return 1.0 - float(distance) if isinstance(distance, int | float) else 0.0
+
+
+def _stem(item_id: str) -> str:
+    """The file stem an item is stored under; Cognee hands it back as ``document_name``.
+
+    Quoted so any id is a safe file name, dots included, so the stem never
+    gains or loses an extension on the way.
+    """
+    return urllib.parse.quote(item_id, safe="").replace(".", "%2E")
+
+
+def _item_id(document_name: str) -> str:
+    return urllib.parse.unquote(document_name.removesuffix(".txt"))
+
+
+def _upload(item: Item) -> tuple[str, bytes, str]:
+    return f"{_stem(item.id)}.txt", item.text.encode("utf-8"), "text/plain"
+
+
+def _check_settings(url: str, dataset: str, api_key: str | None, user: str | None,
+                    password: str | None) -> None:
+    parts = urllib.parse.urlsplit(url or "")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"MEMSIFT_COGNEE_URL must be an http(s) URL, not {url!r}")
+    if not dataset:
+        raise ConfigurationError("MEMSIFT_DATASET must not be empty")
+    if api_key and (user or password):
+        raise ConfigurationError("set MEMSIFT_COGNEE_API_KEY or MEMSIFT_COGNEE_USER and "
+                                 "MEMSIFT_COGNEE_PASSWORD, not both")
+    if bool(user) != bool(password):
+        raise ConfigurationError("MEMSIFT_COGNEE_USER and MEMSIFT_COGNEE_PASSWORD go together")

@@ -1,0 +1,73 @@
+"""The embedded store: passages in one SQLite file, searched with FTS5 and BM25.
+
+Works offline on a fresh machine with nothing but Python's own sqlite3.
+
+>>> store = SQLiteStore(Path("store.sqlite"))
+>>> store.add([Item("a1", "Capped the worker heap at 1536 MB.", "passage", "archive")], timeout=1)
+>>> [p.id for p in store.search("worker heap limit", limit=5, timeout=1)]
+['a1']
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..text import content_words
+from ..types import Item
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS passages (id TEXT PRIMARY KEY, text TEXT NOT NULL, source TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
+    text, content='passages', content_rowid='rowid', tokenize='porter unicode61');
+CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
+    INSERT INTO passages_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+"""
+
+
+class SQLiteStore:
+    """A ``Store`` in one SQLite file; ``add`` ignores ids it already holds."""
+
+    name = "embedded store"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # check_same_thread off: calls run in a deadline thread (budget.within).
+            db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    def add(self, items: Sequence[Item], *, timeout: float) -> None:
+        db = self._connect()
+        with db:
+            db.executemany(
+                "INSERT OR IGNORE INTO passages (id, text, source) VALUES (?, ?, ?)",
+                [(item.id, item.text, item.source) for item in items],
+            )
+
+    def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
+        terms = sorted(set(content_words(query)))
+        if not terms:
+            return []
+        # Each term quoted, so FTS5 syntax in a message ("NOT", "*", ":") stays text.
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        rows = self._connect().execute(
+            "SELECT p.id, p.text, p.source, bm25(passages_fts) FROM passages_fts"
+            " JOIN passages p ON p.rowid = passages_fts.rowid"
+            " WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
+            (match, limit),
+        ).fetchall()
+        return [Item(id_, text, "passage", source, -rank) for id_, text, source, rank in rows]
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

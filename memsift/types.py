@@ -1,0 +1,289 @@
+"""The vocabulary of memsift, in one page.
+
+Every value the library passes around is a small frozen attrs class, and every
+seam (what decides, stores, keeps notes, revises, redacts) is a
+``typing.Protocol``: the embedded backends, the remote ones and the test
+doubles all implement the same seam, so the pipelines run the same code
+whatever sits behind it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, Union, runtime_checkable
+
+from attrs import field, frozen
+
+
+class Kind(enum.StrEnum):
+    """What a user message is. Five kinds call for no search, six do."""
+
+    REACTION = "reaction"
+    ACTION_ON_FINISHED_WORK = "action_on_finished_work"
+    COMPLETE_INSTRUCTION = "complete_instruction"
+    GENERAL_KNOWLEDGE = "general_knowledge"
+    CONVERSATION_QUESTION = "conversation_question"
+    NEW_DECISION = "new_decision"
+    PAST_CHOICE = "past_choice"
+    RESUMING_WORK = "resuming_work"
+    RECURRING_PROBLEM = "recurring_problem"
+    BUILDS_ON_EXISTING = "builds_on_existing"
+    EARLIER_EXCHANGE = "earlier_exchange"
+
+    @property
+    def searches(self) -> bool:
+        """True for the six kinds that check memory."""
+        return self in SEARCHING_KINDS
+
+
+QUIET_KINDS = frozenset({
+    Kind.REACTION, Kind.ACTION_ON_FINISHED_WORK, Kind.COMPLETE_INSTRUCTION,
+    Kind.GENERAL_KNOWLEDGE, Kind.CONVERSATION_QUESTION,
+})
+SEARCHING_KINDS = frozenset(Kind) - QUIET_KINDS
+
+
+class Category(enum.StrEnum):
+    """Why an exchange is kept (the first three) or dropped (the rest)."""
+
+    DECISION = "decision"
+    CONSTRAINT = "constraint"
+    INCIDENT = "incident"
+    REACTION = "reaction"
+    ONE_OFF = "one_off"
+    UI_DETAIL = "ui_detail"
+    HABIT = "habit"
+    GENERAL = "general"
+
+    @property
+    def kept(self) -> bool:
+        return self in KEEP_CATEGORIES
+
+
+KEEP_CATEGORIES = frozenset({Category.DECISION, Category.CONSTRAINT, Category.INCIDENT})
+
+
+@frozen
+class Turn:
+    """One turn of the conversation: ``Turn("user", "ship it")``."""
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+@frozen
+class Message:
+    """A user message and the recent conversation before it (oldest first)."""
+
+    text: str
+    conversation: tuple[Turn, ...] = field(default=(), converter=tuple)
+    session: str = ""
+
+
+@frozen
+class Exchange:
+    """One user message and the agent's answer: what retain decides on."""
+
+    user: str
+    assistant: str
+    session: str = ""
+
+
+@frozen
+class Item:
+    """A memory item: a line of the notes or a passage of the store.
+
+    ``source`` points a reader to where it came from (``notes.md:12``,
+    ``cognee:memsift``); ``score`` is the retrieval score, when there is one.
+    """
+
+    id: str
+    text: str
+    origin: Literal["note", "passage"]
+    source: str
+    score: float = 0.0
+
+
+# -- the decider's questions and answers (the shape of Jev's System One API) --
+
+@frozen
+class Noul:
+    """A yes/no question; answered with the probability of yes.
+
+    ``task`` names what memsift asks (``"answers"``, ``"worth"``...), so an
+    embedded model can dispatch on it; ``instructions`` is what a hosted model
+    reads.
+    """
+
+    task: str
+    instructions: str | Mapping[str, Any]
+    criteria: Mapping[str, str] | None = None
+    type: Literal["noul"] = "noul"
+
+
+@frozen
+class Choice:
+    """Pick one option; answered with a choice, probabilities and confidence."""
+
+    task: str
+    instructions: str | Mapping[str, Any]
+    options: Mapping[str, str | None]
+    type: Literal["choice"] = "choice"
+
+
+@frozen
+class Score:
+    """Place the state on ordered levels (2 to 10); answered with a level score."""
+
+    task: str
+    instructions: str | Mapping[str, Any]
+    levels: tuple[str, ...] = field(converter=tuple)
+    type: Literal["score"] = "score"
+
+
+Question = Union[Noul, Choice, Score]
+
+
+@frozen
+class NoulAnswer:
+    noul: float  # probability of yes
+    type: Literal["noul"] = "noul"
+
+
+@frozen
+class ChoiceAnswer:
+    choice: str
+    probabilities: Mapping[str, float]
+    confidence: float
+    type: Literal["choice"] = "choice"
+
+
+@frozen
+class ScoreAnswer:
+    score: float  # probability-weighted level index
+    probabilities: Mapping[str, float]
+    confidence: float
+    type: Literal["score"] = "score"
+
+
+Answer = Union[NoulAnswer, ChoiceAnswer, ScoreAnswer]
+
+
+# -- what a path returns ----------------------------------------------------
+
+@frozen
+class Step:
+    """One line of a trace: which stage ran, what it decided, how long it took."""
+
+    stage: str
+    verdict: str
+    elapsed: float
+    score: float | None = None
+    why: str = ""
+
+
+@frozen
+class Edit:
+    """A reviser's edit: replace or remove ONE line of the notes (1-based)."""
+
+    line: int
+    action: Literal["replace", "remove"]
+    text: str = ""
+
+
+@frozen
+class Recall:
+    """What the recall path adds to one message (usually nothing).
+
+    ``text`` is the rendered addition ('' for nothing), ``notice`` a one-line
+    note for the agent when memory is paused, ``trace`` every step taken and
+    ``stopped_by`` the stage that ended the path and why.
+    """
+
+    text: str
+    items: tuple[Item, ...]
+    kind: Kind | None
+    trace: tuple[Step, ...]
+    stopped_by: str
+    notice: str | None = None
+
+
+@frozen
+class Retained:
+    """What the retain path did with one exchange."""
+
+    keep: bool
+    category: Category | None
+    lines: tuple[str, ...]
+    edits: tuple[Edit, ...]
+    trace: tuple[Step, ...]
+    stopped_by: str
+    notice: str | None = None
+
+
+# -- the seams -------------------------------------------------------------
+
+@runtime_checkable
+class Decider(Protocol):
+    """Answers typed questions about a state, never with free text.
+
+    >>> decider.decide({"message": "why Stripe?"}, {"k": Choice("kind", "...", {...})})
+    {"k": ChoiceAnswer(choice="past_choice", probabilities={...}, confidence=0.93)}
+
+    Each question is answered independently over the same state; memsift
+    asks single-item questions (one note or passage per question).
+    """
+
+    name: str
+
+    def decide(
+        self, state: Mapping[str, Any], questions: Mapping[str, Question]
+    ) -> dict[str, Answer]: ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The long-term store of passages.
+
+    ``search`` raises ``memsift.errors.ServiceUnavailable`` when the service is
+    down and ``ConfigurationError`` when it refuses us; ``add`` is idempotent
+    per item id, so a retried write never duplicates an entry.
+    """
+
+    name: str
+
+    def search(self, query: str, *, limit: int, timeout: float) -> list[Item]: ...
+
+    def add(self, items: Sequence[Item], *, timeout: float) -> None: ...
+
+
+@runtime_checkable
+class Notebook(Protocol):
+    """The project's local notes: one fact per line."""
+
+    def lines(self) -> list[str]: ...
+
+    def items(self) -> list[Item]: ...
+
+    def append(self, lines: Sequence[str]) -> None: ...
+
+    def apply(self, edits: Sequence[Edit]) -> None: ...
+
+
+@runtime_checkable
+class Reviser(Protocol):
+    """Names the lines of the notes to replace or remove after lines were added.
+
+    It never rewrites the file: code applies its edits and every other line
+    stays byte for byte.
+    """
+
+    def revise(self, lines: Sequence[str], added: Sequence[str]) -> list[Edit]: ...
+
+
+@runtime_checkable
+class Redactor(Protocol):
+    """Removes credentials from text before it leaves the process."""
+
+    def redact(self, text: str) -> str: ...

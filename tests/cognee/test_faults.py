@@ -1,0 +1,205 @@
+"""Faults on a real Cognee server: killed, restarted, stalled, refusing us.
+
+The paths run as a hook runs them: ``open_services`` from the configuration,
+then ``recall`` and ``retain``. Recall runs the every-message pipeline, whose
+store search is the same stage memsift's own pipeline uses, so every message
+reaches the store; retain runs its store sync after a stage that keeps the
+exchange. The server has access control on and memsift logs in.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+
+import httpx
+import pytest
+from attrs import evolve
+from proxy import Proxy
+from server import PASSWORD, USER, CogneeServer
+
+from memsift.config import load_config
+from memsift.errors import ConfigurationError, DeadlineExceeded
+from memsift.health import Health
+from memsift.outbox import Outbox
+from memsift.pipeline import recall, retain
+from memsift.services import open_services
+from memsift.stages import EVERY_MESSAGE_STAGES, redact_exchange, sync
+from memsift.stores.cognee import CogneeStore
+from memsift.types import Category, Exchange, Item, Message
+
+MEMORY = Item("payments", "We chose Stripe over Adyen because Adyen wants a sales call before "
+              "it hands out test keys.", "passage", "notes.md:3")
+QUESTION = "why did we not go with the other card processor"
+DEADLINE = 3.0  # the store deadline these tests configure
+COOLDOWN = 1.0
+
+
+@pytest.fixture(scope="module")
+def fault_server(cognee_installation, standin_llm, tmp_path_factory):
+    """A server of this module's own, since these tests kill it."""
+    with CogneeServer(cognee_installation, tmp_path_factory.mktemp("cognee-home"),
+                      llm_url=standin_llm.url, auth=True) as server:
+        yield server
+
+
+@pytest.fixture
+def server(fault_server):
+    if not fault_server.running:  # a test before this one left it dead
+        fault_server.start()
+    return fault_server
+
+
+def services_for(url: str, home, **settings):
+    """What a hook would open with MEMSIFT_STORE=cognee pointing at *url*."""
+    config = load_config({
+        "MEMSIFT_HOME": str(home), "MEMSIFT_STORE": "cognee", "MEMSIFT_COGNEE_URL": url,
+        "MEMSIFT_COGNEE_USER": USER, "MEMSIFT_COGNEE_PASSWORD": PASSWORD,
+        "MEMSIFT_DATASET": f"faults-{uuid.uuid4().hex[:8]}",
+        "MEMSIFT_STORE_DEADLINE": str(DEADLINE), "MEMSIFT_BREAKER_COOLDOWN": str(COOLDOWN),
+        **settings})
+    return open_services(config, project_root=home / "project")
+
+
+def keep_it(services, state):
+    """Stands in for the keep decision: these tests are about what happens after it."""
+    return evolve(state, keep=True, category=Category.DECISION)
+
+
+RETAIN_TO_STORE = (redact_exchange, keep_it, sync)
+
+
+def exchange(n: int, session: str = "s1") -> Exchange:
+    return Exchange(f"Which queue do we use for job {n}?",
+                    f"Job {n} runs on the Postgres-backed queue; Redis lost jobs {n} times.", session)
+
+
+def timed_recall(text: str, services, session: str = "s1"):
+    started = time.monotonic()
+    result = recall(Message(text, session=session), services, EVERY_MESSAGE_STAGES)
+    return result, time.monotonic() - started
+
+
+def stored_names(url: str, dataset: str) -> list[str]:
+    """The document names in *dataset*, asked of the server directly."""
+    token = httpx.post(f"{url}/api/v1/auth/login", data={"username": USER, "password": PASSWORD},
+                       timeout=30).json()["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    datasets = httpx.get(f"{url}/api/v1/datasets", headers=headers, timeout=30).json()
+    dataset_id = next(d["id"] for d in datasets if d["name"] == dataset)
+    rows = httpx.get(f"{url}/api/v1/datasets/{dataset_id}/data", headers=headers, timeout=30)
+    return sorted(row["name"] for row in rows.json())
+
+
+def test_killed_mid_session_memory_pauses_with_one_notice_and_retained_items_wait(server, tmp_path):
+    services = services_for(server.url, tmp_path)
+    store = services.store
+    store.add([MEMORY], timeout=60)
+    store.settle(120)
+    assert recall(Message(QUESTION, session="s1"), services, EVERY_MESSAGE_STAGES).items
+
+    server.kill()
+    paused, took = timed_recall(QUESTION, services)
+    assert (paused.text, paused.items) == ("", ())
+    assert re.fullmatch(f"memory paused: Cognee at {server.url} unreachable since "
+                        r"\d\d:\d\d; reminders are off", paused.notice)
+    assert took < DEADLINE + 2
+
+    again, _ = timed_recall(QUESTION, services)
+    assert (again.text, again.notice) == ("", None)  # told once per session
+    assert "paused" in again.stopped_by  # the breaker answered, not the network
+    assert timed_recall(QUESTION, services, session="s2")[0].notice == paused.notice
+
+    kept = retain(exchange(1), services, RETAIN_TO_STORE)
+    assert kept.keep and services.outbox.pending() == 1
+
+    server.start()
+    time.sleep(COOLDOWN + 0.1)
+    back, _ = timed_recall(QUESTION, services)
+    assert [item.id for item in back.items] == ["payments"]
+    assert services.health.allows(store.name)
+    assert services.health.notice(store.name, "s1") == (
+        f"memory resumed: Cognee at {server.url} answers again; reminders are on")
+
+
+def test_restarted_the_outbox_drains_and_each_item_is_stored_once(server, tmp_path):
+    services = services_for(server.url, tmp_path)
+    retain(exchange(0), services, RETAIN_TO_STORE)  # logs in and creates the dataset
+    assert services.outbox.pending() == 0
+
+    server.kill()
+    for n in (1, 2, 3):
+        retain(exchange(n), services, RETAIN_TO_STORE)
+    assert services.outbox.pending() == 3
+
+    server.start()
+    time.sleep(COOLDOWN + 0.1)
+    done = retain(exchange(4), services, RETAIN_TO_STORE)
+    assert services.outbox.pending() == 0, done.trace
+    retain(exchange(4), services, RETAIN_TO_STORE)  # a repeat queues nothing new
+    services.store.settle(120)
+
+    names = stored_names(server.url, services.config.dataset)
+    assert len(names) == len(set(names)) == 5
+    found = services.store.search("which queue runs the jobs", limit=10, timeout=12)
+    assert len(found) == 5 and len({item.id for item in found}) == 5
+
+
+def test_stalled_the_deadlines_hold_and_a_lost_answer_never_duplicates(server, tmp_path):
+    with Proxy(server.url) as proxy:
+        services = services_for(proxy.url, tmp_path)
+        store: CogneeStore = services.store
+        store.add([MEMORY], timeout=60)
+        store.settle(120)
+
+        proxy.hold()
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            store.search(QUESTION, limit=3, timeout=DEADLINE)
+        assert time.monotonic() - started < DEADLINE + 2
+
+        paused, took = timed_recall(QUESTION, services)
+        assert paused.text == "" and paused.notice.startswith("memory paused:")
+        assert took < DEADLINE + 2
+
+        # An add the server carries out while its answer is held: the outbox cannot
+        # know it arrived, so it sends it again later, and Cognee keeps one copy.
+        outbox = Outbox(tmp_path / "other-outbox.sqlite")
+        late = Item("late", "The nightly export writes to the cold bucket at 02:00 UTC.",
+                    "passage", "x")
+        outbox.put([late])
+        with pytest.raises(DeadlineExceeded):
+            outbox.drain(store, timeout=DEADLINE)
+        assert outbox.pending() == 1
+
+        proxy.release()
+        assert outbox.drain(store, timeout=60) == 1
+        store.settle(120)
+        assert stored_names(server.url, store.dataset) == ["late", "payments"]
+        chunks = [item.id for item in store.search("when does the export run", limit=10,
+                                                    timeout=12)]
+        assert sorted(chunks) == ["late", "payments"]
+
+
+def test_a_wrong_key_is_a_configuration_error_asked_once_and_memory_is_not_paused(server, tmp_path):
+    with Proxy(server.url) as proxy:
+        store = CogneeStore(proxy.url, dataset="faults", api_key="not-a-key")
+        with pytest.raises(ConfigurationError, match="401"):
+            store.search(QUESTION, limit=3, timeout=DEADLINE)
+        assert proxy.requests == ["POST /api/v1/search"]
+
+        wrong_password = CogneeStore(proxy.url, dataset="faults", user=USER, password="wrong")
+        with pytest.raises(ConfigurationError, match="LOGIN_BAD_CREDENTIALS"):
+            wrong_password.add([MEMORY], timeout=DEADLINE)
+        assert proxy.requests[1:] == ["POST /api/v1/auth/login"]
+
+        services = services_for(proxy.url, tmp_path, MEMSIFT_COGNEE_USER="",
+                                MEMSIFT_COGNEE_PASSWORD="", MEMSIFT_COGNEE_API_KEY="not-a-key")
+        seen = len(proxy.requests)
+        for _ in range(5):
+            result, _ = timed_recall(QUESTION, services)
+            assert result.text == "" and result.notice is None
+            assert "refused us" in result.stopped_by
+        assert proxy.requests[seen:] == ["POST /api/v1/search"] * 5  # one each, no storm
+        assert Health(tmp_path).allows(services.store.name)  # a refusal is not an outage

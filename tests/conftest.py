@@ -1,0 +1,108 @@
+"""Shared fixtures: a private MEMSIFT_HOME for every test, and real embedded services."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memsift.config import load_config
+from memsift.decider.embedded import EmbeddedDecider
+from memsift.notes import NotesFile
+from memsift.redact import PatternRedactor
+from memsift.revise import DuplicateReviser
+from memsift.services import Services, SessionLog
+from memsift.stores.sqlite import SQLiteStore
+from memsift.types import Answer, Category, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: takes about a minute (retraining the embedded decider)")
+
+
+@pytest.fixture(autouse=True)
+def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the real home: MEMSIFT_HOME points to a fresh folder."""
+    home = tmp_path_factory.mktemp("memsift-home")
+    monkeypatch.setenv("MEMSIFT_HOME", str(home))
+    for name in ("MEMSIFT_STORE", "MEMSIFT_DECIDER_DEADLINE", "MEMSIFT_STORE_DEADLINE"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def decider() -> EmbeddedDecider:
+    return EmbeddedDecider.load()
+
+
+@pytest.fixture
+def services(tmp_path: Path, decider: EmbeddedDecider) -> Iterator[Services]:
+    """The embedded parts a fresh machine runs, each on files in tmp_path."""
+    store = SQLiteStore(tmp_path / "store.sqlite")
+    yield Services(
+        decider=decider,
+        notebook=NotesFile(tmp_path / "notes.md"),
+        redactor=PatternRedactor(),
+        reviser=DuplicateReviser(),
+        config=load_config({"MEMSIFT_HOME": str(tmp_path)}),
+        store=store,
+        session_log=SessionLog(tmp_path / "sessions"),
+    )
+    store.close()
+
+
+class ScriptedDecider:
+    """A ``Decider`` double that answers each question by its task, from a script.
+
+    ``kind`` and ``keep`` pick the option of a Choice (or give its probabilities
+    as a mapping); ``worth`` is the probability of yes; ``answers(item, origin)``
+    the probability that one memory item answers the message. Every call is
+    recorded: the state it read and the questions it was asked.
+    """
+
+    name = "scripted decider"
+
+    def __init__(self, *, kind=Kind.PAST_CHOICE, worth=0.9, answers=None, keep=Category.DECISION):
+        self.kind, self.worth, self.keep = kind, worth, keep
+        self.answers = answers or (lambda item, origin: 0.0)
+        self.calls: list[tuple[dict, dict]] = []
+
+    def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
+        self.calls.append((dict(state), dict(questions)))
+        out: dict[str, Answer] = {}
+        for qid, question in questions.items():
+            if question.task == "kind" and isinstance(question, Choice):
+                out[qid] = _choose(question, self.kind)
+            elif question.task == "keep" and isinstance(question, Choice):
+                out[qid] = _choose(question, self.keep)
+            elif question.task == "worth" and isinstance(question, Noul):
+                out[qid] = NoulAnswer(self.worth)
+            elif question.task == "answers" and isinstance(question, Noul):
+                item = question.instructions
+                out[qid] = NoulAnswer(self.answers(item["item"], item["origin"]))
+            else:
+                raise ValueError(f"no script for a {question.type} question on {question.task!r}")
+        return out
+
+    def asked(self, task: str) -> list[Question]:
+        """Every question of this task asked so far, in order."""
+        return [q for _, questions in self.calls for q in questions.values() if q.task == task]
+
+
+def _choose(question: Choice, pick: Any) -> ChoiceAnswer:
+    if isinstance(pick, Mapping):
+        probabilities = {str(o): float(pick.get(o, 0.0)) for o in question.options}
+    else:
+        probabilities = {str(o): 1.0 if o == pick else 0.0 for o in question.options}
+    best = max(probabilities, key=probabilities.__getitem__)
+    return ChoiceAnswer(best, probabilities, probabilities[best])
+
+
+@pytest.fixture(scope="session")
+def scripted() -> type[ScriptedDecider]:
+    """The scripted decider class, to build one per test: ``scripted(kind=Kind.REACTION)``."""
+    return ScriptedDecider

@@ -1,0 +1,376 @@
+"""The hook adapters, run as the agents run them: adapters/hook.py in a subprocess, payload on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from adapters.hook import claude_turn, codex_turn, recent_turns
+from memsift.config import load_config
+from memsift.notes import NotesFile
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOK = ROOT / "adapters" / "hook.py"
+AGENTS = ["claude", "codex"]
+
+STRIPE_NOTE = ("Payments: Stripe over Mollie because Mollie's webhooks dropped events under load; "
+               "Stripe has an official v2 provider.")
+STRIPE_QUESTION = "why did we pick Stripe over Mollie for payments?"
+INCIDENT = "The deploy failed again with ENOSPC no space left on device on the build runner"
+FIX = ("Fixed: the Docker build cache filled /var; root cause was the cache growing without limit. "
+       "Added docker builder prune -af to the nightly cron and capped the cache at 20 GB.")
+
+
+# -- running the hook ------------------------------------------------------------
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "memsift-home"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    return folder
+
+
+def run_hook(agent: str, event: str, stdin: dict | bytes, home: Path, cwd: Path, *,
+             python_flags: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess[bytes]:
+    """The hook as an agent's hooks.json runs it: the venv's python, the file by path."""
+    data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")}
+    return subprocess.run([sys.executable, *python_flags, str(HOOK), agent, event], input=data,
+                          capture_output=True, cwd=cwd, timeout=60,
+                          env={**clean, "MEMSIFT_HOME": str(home), **env})
+
+
+def notes_file(home: Path, project: Path) -> Path:
+    return load_config({"MEMSIFT_HOME": str(home)}).project_dir(project) / "notes.md"
+
+
+def seed_notes(home: Path, project: Path, *lines: str) -> None:
+    NotesFile(notes_file(home, project)).append(list(lines))
+
+
+def wait_for_lines(path: Path, deadline_s: float = 30.0) -> list[str]:
+    """The Stop hook retains in a detached process: wait until it has written."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        lines = NotesFile(path).lines()
+        if lines:
+            return lines
+        time.sleep(0.05)
+    return []
+
+
+def one_line_on_stderr(result: subprocess.CompletedProcess[bytes]) -> str:
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("memsift: ")
+    return lines[0]
+
+
+# -- payloads, shaped as hooks.md section 3 describes them ---------------------------
+
+def prompt_payload(agent: str, project: Path, prompt: str, transcript: Path | None = None,
+                   session: str = "0b7c6f1e-4d2a-4f7e-9a51-2f3c8e6d1a90") -> dict:
+    common = {"session_id": session, "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+              "permission_mode": "default", "prompt": prompt}
+    if agent == "claude":
+        return {**common, "prompt_id": "7e1d9c52-0a3b-4c8e-b6f4-5d2a9e0c7b13",
+                "transcript_path": str(transcript or project / "no-transcript.jsonl")}
+    return {**common, "turn_id": "01a22af5-270f-71f3-b6d0-000000000001", "model": "gpt-5.5",
+            "transcript_path": str(transcript) if transcript else None}
+
+
+def stop_payload(agent: str, project: Path, transcript: Path | None, answer: str | None,
+                 stop_hook_active: bool = False) -> dict:
+    payload = {"session_id": "0b7c6f1e-4d2a-4f7e-9a51-2f3c8e6d1a90", "cwd": str(project),
+               "hook_event_name": "Stop", "permission_mode": "default",
+               "stop_hook_active": stop_hook_active, "last_assistant_message": answer,
+               "transcript_path": str(transcript) if transcript else None}
+    if agent == "claude":
+        return {**payload, "background_tasks": [], "session_crons": []}
+    return {**payload, "turn_id": "01a22af5-270f-71f3-b6d0-000000000001", "model": "gpt-5.5"}
+
+
+# -- transcripts, in each agent's format (hooks.md section 5) -------------------------
+
+def claude_transcript(path: Path, turns: list[tuple[str, str]]) -> Path:
+    """A Claude Code session file: text turns, with the tool traffic around them."""
+    lines = [{"type": "summary", "summary": "Payments work", "leafUuid": "u0"}]
+    for number, (role, text) in enumerate(turns):
+        base = {"uuid": f"u{number}", "parentUuid": None, "sessionId": "s", "isSidechain": False,
+                "timestamp": "2026-11-30T06:00:00.000Z", "cwd": str(path.parent)}
+        if role == "user":
+            lines.append({**base, "type": "user", "message": {"role": "user", "content": text}})
+            continue
+        lines += [
+            {**base, "type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "Look first."},
+                {"type": "tool_use", "id": f"t{number}", "name": "Bash", "input": {"command": "ls"}}]}},
+            {**base, "type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"t{number}", "content": "README.md"}]}},
+            {**base, "type": "user", "isSidechain": True, "message": {"role": "user", "content": "subagent task"}},
+            {**base, "type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "text", "text": text}]}},
+        ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def codex_transcript(path: Path, turns: list[tuple[str, str]], *, events: str = "items") -> Path:
+    """A Codex rollout: session meta, model history, and the messages as events.
+
+    ``events="items"``: ``item_completed`` events, as Codex 0.171 writes them;
+    ``"messages"``: the ``user_message`` and ``agent_message`` events of earlier releases.
+    """
+    stamp = "2026-11-30T06:00:00.000Z"
+    lines: list[dict] = [
+        {"timestamp": stamp, "type": "session_meta", "payload": {"id": "s", "cwd": str(path.parent)}},
+        {"timestamp": stamp, "type": "response_item", "payload": {
+            "type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}},
+    ]
+    for role, text in turns:
+        item_role, item_type = ("user", "input_text") if role == "user" else ("assistant", "output_text")
+        if events == "items":
+            item = ({"type": "UserMessage", "content": [{"type": "text", "text": text, "text_elements": []}]}
+                    if role == "user" else {"type": "AgentMessage", "content": [{"type": "Text", "text": text}]})
+            event = {"type": "item_completed", "turn_id": "t1", "item": {"id": "i1", **item}}
+        else:
+            event = {"type": "user_message" if role == "user" else "agent_message", "message": text}
+        lines += [
+            {"timestamp": stamp, "type": "event_msg", "payload": event},
+            {"timestamp": stamp, "type": "response_item", "payload": {
+                "type": "message", "role": item_role, "content": [{"type": item_type, "text": text}]}},
+            {"timestamp": stamp, "type": "event_msg", "payload": {"type": "token_count", "info": None}},
+        ]
+    lines.append({"timestamp": stamp, "type": "event_msg", "payload": {"type": "task_complete"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+TRANSCRIPTS = {"claude": claude_transcript, "codex": codex_transcript}
+
+
+# -- UserPromptSubmit ---------------------------------------------------------------
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_quiet_message_prints_nothing_and_exits_0(agent, home, project):
+    seed_notes(home, project, STRIPE_NOTE)
+    result = run_hook(agent, "prompt", prompt_payload(agent, project, "thanks, that works!"), home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b""  # both contracts: empty stdout adds nothing and is no failure
+    assert result.stderr == b""
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_message_answered_by_the_notes_gets_them_as_additional_context(agent, home, project):
+    seed_notes(home, project, STRIPE_NOTE)
+    result = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION), home, project)
+
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)
+    # Exactly the documented keys: Codex rejects the whole output on an unknown one.
+    assert set(output) == {"hookSpecificOutput"}
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert output["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert STRIPE_NOTE in output["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_transcript_gives_the_recent_turns(agent, home, project, tmp_path):
+    """The note is dropped when the last answer in the agent's transcript already says it."""
+    seed_notes(home, project, STRIPE_NOTE)
+    transcript = TRANSCRIPTS[agent](tmp_path / "session.jsonl", [
+        ("user", "remind me about the payment provider"),
+        ("assistant", f"From the notes: {STRIPE_NOTE}"),
+    ])
+    result = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, transcript),
+                      home, project)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+
+
+def dead_cognee() -> dict[str, str]:
+    """Cognee configured at a port nothing listens on: the server is down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    return {"MEMSIFT_STORE": "cognee", "MEMSIFT_COGNEE_URL": url}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_paused_memory_is_told_in_one_line_once_per_session(agent, home, project):
+    cognee = dead_cognee()
+    payload = prompt_payload(agent, project, STRIPE_QUESTION)
+
+    first = run_hook(agent, "prompt", payload, home, project, **cognee)
+    again = run_hook(agent, "prompt", payload, home, project, **cognee)
+
+    assert first.returncode == again.returncode == 0
+    context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("memory paused: ") and "\n" not in context
+    assert again.stdout == b""
+
+
+def test_httpx_is_imported_only_when_the_cognee_store_is_searched(home, project):
+    def imported(message: str, **env: str) -> set[str]:
+        result = run_hook("claude", "prompt", prompt_payload("claude", project, message), home, project,
+                          python_flags=("-X", "importtime"), **env)
+        return {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines()
+                if line.startswith("import time:")}
+
+    quiet, searching = imported("thanks, that works!"), imported(STRIPE_QUESTION)
+    assert "memsift.pipeline" in quiet and "memsift.stores.sqlite" in searching
+    assert "httpx" not in quiet | searching
+    assert "httpx" not in imported("thanks, that works!", **dead_cognee())
+    assert "httpx" in imported(STRIPE_QUESTION, **dead_cognee())  # the check sees it when it is there
+
+
+# -- bad input ----------------------------------------------------------------------
+
+BAD_STDIN = {
+    "not JSON": b"this is not json\n",
+    "empty": b"",
+    "binary junk": bytes(range(256)) * 4,
+    "a JSON list": b"[1, 2, 3]",
+    "no prompt": json.dumps({"session_id": "s", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit"}).encode(),
+    "no cwd": json.dumps({"session_id": "s", "prompt": "why Stripe?"}).encode(),
+    "prompt not text": json.dumps({"session_id": "s", "cwd": "/tmp", "prompt": ["why"]}).encode(),
+}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("case", list(BAD_STDIN))
+def test_bad_input_on_the_prompt_hook_exits_0_with_one_line_on_stderr(agent, case, home, project):
+    result = run_hook(agent, "prompt", BAD_STDIN[case], home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b""
+    assert f"{agent} prompt hook" in one_line_on_stderr(result)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("case", ["not JSON", "binary junk", "no cwd"])
+def test_bad_input_on_the_stop_hook_exits_0_with_one_line_on_stderr(agent, case, home, project):
+    result = run_hook(agent, "stop", BAD_STDIN[case], home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b""
+    one_line_on_stderr(result)
+
+
+def test_an_unknown_agent_or_event_exits_0_with_the_usage(home, project):
+    result = run_hook("cursor", "prompt", b"{}", home, project)
+
+    assert result.returncode == 0
+    assert "usage" in one_line_on_stderr(result)
+
+
+# -- Stop -----------------------------------------------------------------------------
+
+def test_claude_stop_keeps_an_incident_and_its_fix_as_one_line_of_notes(home, project, tmp_path):
+    transcript = claude_transcript(tmp_path / "session.jsonl", [("user", INCIDENT)])  # answer not yet written
+    result = run_hook("claude", "stop", stop_payload("claude", project, transcript, FIX), home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b"" and result.stderr == b""
+    [line] = wait_for_lines(notes_file(home, project))
+    assert "ENOSPC" in line and "docker builder prune" in line
+
+
+def test_codex_stop_reads_the_answer_from_the_rollout_when_the_payload_has_none(home, project, tmp_path):
+    transcript = codex_transcript(tmp_path / "rollout.jsonl", [("user", INCIDENT), ("assistant", FIX)])
+    result = run_hook("codex", "stop", stop_payload("codex", project, transcript, None), home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b"" and result.stderr == b""
+    [line] = wait_for_lines(notes_file(home, project))
+    assert "ENOSPC" in line and "docker builder prune" in line
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_stop_without_a_transcript_keeps_nothing_and_says_why(agent, home, project):
+    result = run_hook(agent, "stop", stop_payload(agent, project, None, FIX), home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b""
+    assert "no user prompt" in one_line_on_stderr(result)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_stop_forced_by_a_stop_hook_is_skipped_quietly(agent, home, project, tmp_path):
+    transcript = TRANSCRIPTS[agent](tmp_path / "t.jsonl", [("user", INCIDENT)])
+    result = run_hook(agent, "stop", stop_payload(agent, project, transcript, FIX, stop_hook_active=True),
+                      home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b"" and result.stderr == b""
+
+
+# -- reading transcripts --------------------------------------------------------------
+
+CONVERSATION = [
+    ("user", "the webhook tests are flaky"),
+    ("assistant", "They race the queue; I added a wait on the job id."),
+    ("user", "and the retry policy?"),
+    ("assistant", "Three retries with jitter, as in the worker."),
+]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_recent_turns_are_the_texts_said_oldest_first(agent, tmp_path):
+    path = TRANSCRIPTS[agent](tmp_path / "t.jsonl", CONVERSATION)
+    read = {"claude": claude_turn, "codex": codex_turn}[agent]
+
+    assert recent_turns(str(path), read, 4) == CONVERSATION
+    assert recent_turns(str(path), read, 2) == CONVERSATION[-2:]
+
+
+def test_codex_rollouts_of_earlier_releases_are_read_too(tmp_path):
+    path = codex_transcript(tmp_path / "t.jsonl", CONVERSATION, events="messages")
+
+    assert recent_turns(str(path), codex_turn, 4) == CONVERSATION
+
+
+def test_an_answer_split_around_tool_calls_is_one_turn(tmp_path):
+    path = tmp_path / "t.jsonl"
+    text = lambda t: {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": t}]}}
+    lines = [{"type": "user", "message": {"role": "user", "content": "why is CI red?"}},
+             text("Checking the logs."),
+             {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}},
+             text("A flaky test: fixed.")]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    assert recent_turns(str(path), claude_turn, 4) == [
+        ("user", "why is CI red?"), ("assistant", "Checking the logs.\nA flaky test: fixed.")]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_long_transcript_is_read_from_its_tail(agent, tmp_path):
+    """Far more tool traffic than the first window after the last turns, torn and foreign lines too."""
+    path = TRANSCRIPTS[agent](tmp_path / "t.jsonl", CONVERSATION)
+    filler = json.dumps({"type": "progress", "data": "x" * 1000}) + "\n"
+    with path.open("ab") as out:
+        out.write(b"\xff\xfe not json\n" + filler.encode() * 300 + b'{"type": "user", "mess')
+
+    read = {"claude": claude_turn, "codex": codex_turn}[agent]
+    assert recent_turns(str(path), read, 2) == CONVERSATION[-2:]
+
+
+def test_a_missing_or_absent_transcript_has_no_turns(tmp_path):
+    assert recent_turns(None, claude_turn, 4) == []
+    assert recent_turns(str(tmp_path / "gone.jsonl"), codex_turn, 4) == []
+    assert recent_turns(str(tmp_path), claude_turn, 4) == []  # a folder, not a file

@@ -1,0 +1,280 @@
+"""The outbox between retain and the long-term store: memsift/outbox.py."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsift.errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from memsift.outbox import Outbox
+from memsift.types import Item, Store
+
+
+def item(n: int | str, text: str | None = None) -> Item:
+    return Item(id=f"i{n}", text=text or f"fact number {n}", origin="passage", source="notes.md")
+
+
+class FakeStore:
+    """A store in memory that follows the ``Store`` protocol, and can be made to fail."""
+
+    name = "fake store"
+
+    def __init__(self, fail_after: int | None = None, error: Exception | None = None) -> None:
+        self.batches: list[list[Item]] = []
+        self.fail_after = fail_after  # successful adds before it starts failing
+        self.error = error or ServiceUnavailable("fake store is down")
+
+    def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
+        return []
+
+    def add(self, items: Sequence[Item], *, timeout: float) -> None:
+        if self.fail_after is not None and len(self.batches) >= self.fail_after:
+            raise self.error
+        self.batches.append(list(items))
+
+    @property
+    def sent(self) -> list[Item]:
+        return [sent for batch in self.batches for sent in batch]
+
+
+def test_the_fake_follows_the_store_protocol():
+    assert isinstance(FakeStore(), Store)
+
+
+def test_a_drained_item_is_sent_once_and_no_longer_pending(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite"), FakeStore()
+    outbox.put([item(1), item(2)])
+    assert outbox.pending() == 2
+
+    assert outbox.drain(store, timeout=5) == 2
+    assert outbox.pending() == 0
+    assert outbox.drain(store, timeout=5) == 0
+    assert store.sent == [item(1), item(2)]
+
+
+def test_putting_the_same_item_again_queues_nothing_even_after_it_was_sent(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite"), FakeStore()
+    outbox.put([item(1)])
+    outbox.put([item(1)])
+    assert outbox.pending() == 1
+    outbox.drain(store, timeout=5)
+
+    outbox.put([item(1)])
+    assert outbox.pending() == 0
+    assert store.sent == [item(1)]
+
+
+def test_an_item_whose_text_changed_is_sent_again_with_the_new_text(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite"), FakeStore()
+    outbox.put([item(1, "old")])
+    outbox.drain(store, timeout=5)
+
+    outbox.put([item(1, "new")])
+    assert outbox.pending() == 1
+    outbox.drain(store, timeout=5)
+    assert [sent.text for sent in store.sent] == ["old", "new"]
+
+
+def test_an_item_changed_and_changed_back_before_a_drain_is_not_sent_again(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite"), FakeStore()
+    outbox.put([item(1, "a")])
+    outbox.drain(store, timeout=5)
+
+    outbox.put([item(1, "b")])
+    outbox.put([item(1, "a")])
+    assert outbox.pending() == 0
+    assert outbox.drain(store, timeout=5) == 0
+
+
+def test_items_go_oldest_first_in_batches(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite", batch=2), FakeStore()
+    for n in range(5):
+        outbox.put([item(n)])
+
+    assert outbox.drain(store, timeout=5) == 5
+    assert [[sent.id for sent in batch] for batch in store.batches] == [
+        ["i0", "i1"], ["i2", "i3"], ["i4"]]
+
+
+def test_a_down_store_stops_the_drain_and_leaves_the_rest_pending(tmp_path):
+    outbox = Outbox(tmp_path / "outbox.sqlite", batch=2)
+    outbox.put([item(n) for n in range(5)])
+
+    down = FakeStore(fail_after=1)
+    with pytest.raises(ServiceUnavailable):  # raised, so the caller's breaker hears of it
+        outbox.drain(down, timeout=5)
+    assert [sent.id for sent in down.sent] == ["i0", "i1"]
+    assert outbox.pending() == 3
+
+    later = FakeStore()
+    assert outbox.drain(later, timeout=5) == 3
+    assert [sent.id for sent in later.sent] == ["i2", "i3", "i4"]
+
+
+def test_a_store_past_its_deadline_leaves_the_items_pending(tmp_path):
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    outbox.put([item(1)])
+
+    with pytest.raises(DeadlineExceeded):
+        outbox.drain(FakeStore(fail_after=0, error=DeadlineExceeded("slow")), timeout=5)
+    assert outbox.pending() == 1
+
+
+def test_a_refusal_is_raised_and_the_items_wait_for_a_fixed_configuration(tmp_path):
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    outbox.put([item(1)])
+
+    with pytest.raises(ConfigurationError):
+        outbox.drain(FakeStore(fail_after=0, error=ConfigurationError("bad key")), timeout=5)
+    assert outbox.pending() == 1
+    assert outbox.drain(FakeStore(), timeout=5) == 1  # the claim was released
+
+
+def test_the_drain_stops_when_its_time_is_up(tmp_path):
+    now = [1000.0]
+    outbox = Outbox(tmp_path / "outbox.sqlite", batch=1, clock=lambda: now[0])
+    outbox.put([item(n) for n in range(5)])
+
+    class SlowStore(FakeStore):
+        def add(self, items, *, timeout):
+            assert timeout > 0  # the store gets what is left of the drain's time
+            now[0] += 4
+            super().add(items, timeout=timeout)
+
+    assert outbox.drain(SlowStore(), timeout=10) == 3
+    assert outbox.pending() == 2
+
+
+def test_an_item_changed_while_it_was_being_sent_is_sent_again_with_the_new_text(tmp_path):
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    outbox.put([item(1, "old")])
+
+    class StoreThatSeesAnEdit(FakeStore):
+        def add(self, items, *, timeout):
+            super().add(items, timeout=timeout)
+            if len(self.batches) == 1:  # another hook edits the item meanwhile
+                Outbox(tmp_path / "outbox.sqlite").put([item(1, "new")])
+
+    store = StoreThatSeesAnEdit()
+    assert outbox.drain(store, timeout=5) == 1  # the old text's send does not count as the new one's
+    assert [sent.text for sent in store.sent] == ["old", "new"]
+    assert outbox.pending() == 0
+
+
+def _drain_and_hang(path: Path, marker: Path) -> None:
+    class HangingStore(FakeStore):
+        def add(self, items, *, timeout):
+            marker.touch()
+            time.sleep(3600)
+
+    Outbox(path).drain(HangingStore(), timeout=0.5)
+
+
+def test_a_claim_left_by_a_killed_process_expires_with_its_lease(tmp_path):
+    path, marker = tmp_path / "outbox.sqlite", tmp_path / "sending"
+    Outbox(path).put([item(1)])
+    doomed = multiprocessing.get_context("spawn").Process(target=_drain_and_hang,
+                                                          args=(path, marker))
+    doomed.start()
+    while not marker.exists():
+        time.sleep(0.05)
+    doomed.kill()  # mid-send: it releases nothing
+    doomed.join()
+
+    other = Outbox(path)
+    assert other.drain(FakeStore(), timeout=5) == 0  # still claimed by the dead drain
+    give_up = time.time() + 30
+    while other.drain(FakeStore(), timeout=5) == 0:
+        assert time.time() < give_up, "the claim never expired"
+        time.sleep(0.5)
+    assert other.pending() == 0
+
+
+def test_items_keep_every_field_on_the_way_through(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite"), FakeStore()
+    original = Item(id="notes.md:7", text="Use uv — not pip", origin="note", source="notes.md:7",
+                    score=0.75)
+    outbox.put([original])
+    outbox.drain(store, timeout=5)
+    assert store.sent == [original]
+
+
+def _drain_into(path: Path, log: Path, start_at: float) -> None:
+    """One process's drain; the store writes each id it receives to *log*."""
+
+    class LoggingStore(FakeStore):
+        def add(self, items, *, timeout):
+            time.sleep(0.02)  # long enough for the other drain to run meanwhile
+            with open(log, "a") as out:
+                out.writelines(f"{sent.id}\n" for sent in items)
+
+    time.sleep(max(0.0, start_at - time.time()))  # start together
+    Outbox(path, batch=3).drain(LoggingStore(), timeout=30)
+
+
+def test_two_processes_draining_at_once_send_each_item_once(tmp_path):
+    path = tmp_path / "outbox.sqlite"
+    Outbox(path).put([item(n) for n in range(60)])
+    context = multiprocessing.get_context("spawn")
+    start_at = time.time() + 1.0
+    workers = [context.Process(target=_drain_into, args=(path, tmp_path / f"log{n}", start_at))
+               for n in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+
+    received = [line for n in range(2) if (tmp_path / f"log{n}").exists()
+                for line in (tmp_path / f"log{n}").read_text().split()]
+    assert sorted(received) == sorted(f"i{n}" for n in range(60))
+    assert all((tmp_path / f"log{n}").exists() for n in range(2))  # both did take part
+    assert Outbox(path).pending() == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.just("put"), st.lists(st.tuples(st.integers(0, 5), st.sampled_from("abc")),
+                                       max_size=4)),
+    st.tuples(st.just("drain"), st.one_of(st.none(), st.integers(0, 2))),
+), max_size=25))
+def test_every_latest_text_arrives_and_none_is_sent_twice(tmp_path_factory, steps):
+    """Whatever the puts and however the store fails, once it answers again each
+    item arrives with its latest text, and no successful send is repeated."""
+    outbox = Outbox(tmp_path_factory.mktemp("home") / "outbox.sqlite", batch=2)
+    latest: dict[str, str] = {}
+    delivered: list[tuple[str, str]] = []
+    for operation, argument in steps:
+        if operation == "put":
+            outbox.put([item(n, text) for n, text in argument])
+            latest.update({f"i{n}": text for n, text in argument})
+        else:
+            store = FakeStore(fail_after=argument)
+            try:
+                outbox.drain(store, timeout=5)
+            except ServiceUnavailable:
+                pass
+            delivered += [(sent.id, sent.text) for sent in store.sent]
+    final = FakeStore()
+    outbox.drain(final, timeout=5)
+    delivered += [(sent.id, sent.text) for sent in final.sent]
+
+    assert outbox.pending() == 0
+    assert {key: text for key, text in delivered} == latest  # the last send of each is its latest text
+    assert _resent_only_after_a_change(delivered)
+
+
+def _resent_only_after_a_change(delivered: list[tuple[str, str]]) -> bool:
+    """An (id, text) may come twice only if another text for that id came in between."""
+    last: dict[str, str] = {}
+    for key, text in delivered:
+        if last.get(key) == text:
+            return False
+        last[key] = text
+    return True

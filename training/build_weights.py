@@ -1,0 +1,206 @@
+"""Rebuild the embedded decider's weights from the corpus in training/corpus/.
+
+    python training/build_weights.py                 # writes memsift/decider/model.bin
+    python training/build_weights.py --out /tmp/m.bin
+
+Deterministic: the same corpus gives the same bytes (full-batch training from
+zero, fixed step counts, no randomness). Needs numpy (``pip install -e
+'.[train]'``); memsift itself does not.
+
+The corpus (written by us, never the evaluation scenarios):
+- ``scenario-*.json``: whole sessions in the scenario format (docs/scenarios.md):
+  every user message is a kind example, every (message, memory item) pair a
+  judge example, every searching message a gate example, every ``retain``
+  exchange a keep example;
+- ``messages-*.jsonl``: more kind examples ``{"text", "kind", "previous"}``;
+- ``retain-*.jsonl``: more keep examples ``{"user", "assistant", "keep", "category"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from memsift.decider import weights  # noqa: E402
+from memsift.decider.embedded import exchange_features  # noqa: E402
+from memsift.decider.features import (  # noqa: E402
+    BUCKETS, DF_BUCKETS, JUDGE_FEATURES, MessageView, df_bucket, judge_features, make_idf, text_features,
+)
+from memsift.stages import RECENT_TURNS  # noqa: E402
+from memsift.text import content_words, stem  # noqa: E402
+from memsift.types import Category, Kind  # noqa: E402
+
+CORPUS = ROOT / "training" / "corpus"
+KINDS = [k.value for k in Kind]
+CATEGORIES = [c.value for c in Category]
+
+
+def load_corpus(folder: Path) -> dict[str, list]:
+    kinds, worth, pairs, keeps, texts = [], [], [], [], []
+    for path in sorted(folder.glob("scenario-*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        memory = [(m["id"], m["text"], True) for m in data["memory"]["notes"]]
+        memory += [(m["id"], m["text"], False) for m in data["memory"]["archive"]]
+        texts += [text for _, text, _ in memory]
+        turns: list[str] = []
+        for turn in data["conversation"]:
+            texts.append(turn["text"])
+            if turn["role"] == "user":
+                kinds.append((turn["text"], turn["kind"]))
+                needs = set(turn.get("needs", []))
+                if Kind(turn["kind"]).searches:
+                    worth.append((turn["text"], bool(needs)))
+                view = MessageView(turn["text"], turns[-RECENT_TURNS:])
+                for item_id, text, is_note in memory:
+                    pairs.append((view, text, turn["kind"], is_note, item_id in needs))
+            turns.append(turn["text"])
+        keeps += [(r["user"], r["assistant"], r["category"]) for r in data.get("retain", [])]
+    for path in sorted(folder.glob("messages-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                kinds.append((row["text"], row["kind"]))
+                texts.append(row["text"])
+    for path in sorted(folder.glob("retain-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                keeps.append((row["user"], row["assistant"], row["category"]))
+                texts += [row["user"], row["assistant"]]
+    return {"kinds": kinds, "worth": worth, "pairs": pairs, "keeps": keeps, "texts": texts}
+
+
+def document_frequencies(texts: list[str]) -> array:
+    df = [0] * DF_BUCKETS
+    for text in texts:
+        for s in {stem(w) for w in content_words(text)}:
+            df[df_bucket(s)] = min(df[df_bucket(s)] + 1, 65535)
+    return array("H", df)
+
+
+def train_softmax(rows: list[dict[int, float]], labels: list[int], classes: int,
+                  l2: float = 1e-4, steps: int = 400, rate: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Multinomial (or, with classes == 1, binary) logistic regression on hashed features.
+
+    Full-batch Adam from zero: no randomness, so the same rows give the same weights.
+    """
+    indptr = np.cumsum([0] + [len(r) for r in rows])
+    hashed = np.fromiter((i for r in rows for i in sorted(r)), dtype=np.int64)
+    used, indices = np.unique(hashed, return_inverse=True)  # train only the buckets in use
+    data = np.fromiter((r[i] for r in rows for i in sorted(r)), dtype=np.float64)
+    row_of = np.repeat(np.arange(len(rows)), np.diff(indptr))
+    # The gradient sums over examples per bucket: sort the entries by bucket once.
+    order = np.argsort(indices, kind="stable")
+    buckets, starts = np.unique(indices[order], return_index=True)
+    n, k = len(rows), max(classes, 1)
+    target = np.zeros((n, k))
+    if classes == 1:
+        target[:, 0] = labels
+    else:
+        target[np.arange(n), labels] = 1.0
+    w = np.zeros((len(used), k))
+    b = np.zeros(k)
+    m_w, v_w, m_b, v_b = (np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b))
+    for t in range(1, steps + 1):
+        logits = np.add.reduceat(data[:, None] * w[indices], indptr[:-1]) + b
+        if classes == 1:
+            prob = 1.0 / (1.0 + np.exp(-logits))
+        else:
+            prob = np.exp(logits - logits.max(axis=1, keepdims=True))
+            prob /= prob.sum(axis=1, keepdims=True)
+        grad = (prob - target) / n
+        g_w = l2 * w
+        g_w[buckets] += np.add.reduceat((data[:, None] * grad[row_of])[order], starts)
+        g_b = grad.sum(axis=0)
+        for param, g, m, v in ((w, g_w, m_w, v_w), (b, g_b, m_b, v_b)):
+            m *= 0.9
+            m += 0.1 * g
+            v *= 0.999
+            v += 0.001 * g * g
+            param -= rate * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    full = np.zeros((BUCKETS, k))
+    full[used] = w
+    return full, b
+
+
+def train_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 30) -> np.ndarray:
+    """Binary logistic regression by Newton's method (dense, small): deterministic and exact."""
+    w = np.zeros(x.shape[1])
+    reg = l2 * np.eye(x.shape[1])
+    reg[0, 0] = 0.0  # the bias is not shrunk
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        gradient = x.T @ (p - y) + reg @ w
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + reg
+        w -= np.linalg.solve(hessian, gradient)
+    return w
+
+
+def quantize(w: np.ndarray) -> tuple[array, float]:
+    scale = float(np.abs(w).max()) / 127.0 or 1.0
+    q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+    return array("b", q.reshape(-1).tobytes()), scale
+
+
+def head(rows, labels, classes: list[str], binary: bool = False, **kw) -> tuple[dict, array]:
+    w, b = train_softmax(rows, labels, 1 if binary else len(classes), **kw)
+    table, scale = quantize(w)
+    return {"classes": classes, "bias": [round(float(x), 6) for x in b], "scale": scale}, table
+
+
+def build(folder: Path) -> tuple[dict, dict[str, array], dict]:
+    corpus = load_corpus(folder)
+    df = document_frequencies(corpus["texts"])
+    documents = len(corpus["texts"])
+    idf = make_idf(df, documents)
+
+    kind_head, kind_table = head([text_features(t) for t, _ in corpus["kinds"]],
+                                 [KINDS.index(k) for _, k in corpus["kinds"]], KINDS)
+    worth_head, worth_table = head([text_features(t) for t, _ in corpus["worth"]],
+                                   [int(y) for _, y in corpus["worth"]], ["yes"], binary=True)
+    keep_head, keep_table = head([exchange_features(u, a) for u, a, _ in corpus["keeps"]],
+                                 [CATEGORIES.index(c) for _, _, c in corpus["keeps"]], CATEGORIES)
+
+    x = np.array([judge_features(view, item, kind=KINDS.index(kind), is_note=is_note, idf=idf)
+                  for view, item, kind, is_note, _ in corpus["pairs"]])
+    y = np.array([float(label) for *_, label in corpus["pairs"]])
+    judge = train_logistic(x, y)
+
+    sizes = {"kind_examples": len(corpus["kinds"]), "worth_examples": len(corpus["worth"]),
+             "judge_pairs": len(corpus["pairs"]), "judge_positives": int(y.sum()),
+             "keep_examples": len(corpus["keeps"]), "documents": documents}
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        digest.update(path.name.encode() + path.read_bytes())
+    header = {
+        "heads": {"kind": kind_head, "worth": worth_head, "keep": keep_head},
+        "judge": {"features": list(JUDGE_FEATURES), "weights": [round(float(v), 6) for v in judge]},
+        "idf": {"documents": documents},
+        "corpus": {"sha256": digest.hexdigest(), **sizes},
+    }
+    tables = {"kind": kind_table, "worth": worth_table, "keep": keep_table, "df": df}
+    return header, tables, sizes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--out", type=Path, default=ROOT / "memsift" / "decider" / "model.bin")
+    ns = parser.parse_args()
+    header, tables, sizes = build(ns.corpus)
+    weights.save(ns.out, header, tables)
+    print(f"wrote {ns.out} ({ns.out.stat().st_size:,} bytes) from {json.dumps(sizes)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
