@@ -7,7 +7,7 @@ The agent pipes the hook's JSON payload to stdin; ``agent`` is ``claude`` or
   ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}``
   when memory adds something or is paused, and nothing otherwise.
 - ``stop`` (Stop): retain the exchange, in a process detached from the agent.
-  Prints nothing.
+  Prints nothing; the detached retain's errors go to ``<memsift home>/hooks.log``.
 
     $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
         | .venv/bin/python adapters/hook.py claude prompt
@@ -24,7 +24,10 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # (role, text): memsift's Turn is built later, so the Stop hook forks before paying attrs' import.
 TurnText = tuple[str, str]
@@ -33,6 +36,7 @@ TurnReader = Callable[[bytes], "TurnText | None"]  # one line of a transcript
 # A transcript is read from its end, in a window four times wider each pass.
 _FIRST_WINDOW = 64 * 1024
 _LAST_WINDOW = 4 * 1024 * 1024
+LOG = "hooks.log"  # in memsift's home: the detached retain's one-line errors
 
 
 class BadInput(Exception):
@@ -56,6 +60,7 @@ def prompt(read_turn: TurnReader, payload: Mapping[str, Any]) -> None:
     """UserPromptSubmit: print what memory adds to the prompt, or nothing."""
     import contextlib
 
+    # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
     from memsift.config import load_config
     from memsift.pipeline import recall
     from memsift.services import open_services
@@ -96,11 +101,12 @@ def stop(read_turn: TurnReader, payload: Mapping[str, Any]) -> None:
         raise BadInput("no answer in the payload or the transcript, nothing retained")
     if not _in_background():
         return
-    from memsift.config import load_config
+    from memsift.config import default_home, load_config
     from memsift.pipeline import retain
     from memsift.services import open_services
     from memsift.types import Exchange
 
+    _stderr_to(default_home(os.environ) / LOG)  # the agent stopped listening: errors go there
     retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")),
            open_services(load_config(), root))
 
@@ -249,6 +255,11 @@ def _in_background() -> bool:
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     return True
+
+
+def _stderr_to(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)
 
 
 def _complain(message: str) -> int:

@@ -1,13 +1,18 @@
 """What the prompt hook costs an agent: whole processes, as the agent starts them.
 
 Runs, interleaved and in the same run, N times each: ``python -c pass`` (the
-floor: an interpreter that starts and stops), the UserPromptSubmit hook on a
-quiet message, and the hook on a searching message that a seeded note
-answers. Prints the median and p95 wall time of each.
+floor: an interpreter that starts and stops), the same recall the hook runs
+with no adapter around it, the UserPromptSubmit hook on a quiet message, and
+the hook on a searching message that a seeded note answers. Prints the median
+and p95 wall time and the median CPU time of each.
 
-    $ .venv/bin/python benchmarks/bench_hook.py --runs 200
-    case                                    median      p95   added by memsift
-    python -c pass                           12.3 ms  ...
+    $ .venv/bin/python benchmarks/bench_hook.py --runs 100
+    case                            median       p95  cpu median   median over python -c pass
+                                    (wall)    (wall)  (user+sys)              (100 runs each)
+    python -c pass                 36.0 ms   51.8 ms     17.8 ms
+    recall alone, quiet message   277.2 ms  393.6 ms    144.2 ms                    +241.2 ms
+    hook, quiet message           284.2 ms  396.0 ms    148.2 ms                    +248.3 ms
+    hook, searching message       285.7 ms  409.3 ms    151.4 ms                    +249.7 ms
 
 The hook runs as adapters/claude-code/hooks.json has it: this interpreter,
 adapters/hook.py by path, the payload on stdin, in a fresh memsift home. The
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,6 +39,12 @@ NOTE = ("Payments: Stripe over Mollie because Mollie's webhooks dropped events u
         "Stripe has an official v2 provider.")
 QUIET = "thanks, that works!"
 SEARCHING = "why did we pick Stripe over Mollie for payments?"
+# The quiet message's recall with no adapter around it: what the library alone costs.
+LIBRARY = ("import sys; from memsift.config import load_config; from memsift.pipeline import recall;"
+           "from memsift.services import open_services; from memsift.types import Message;"
+           f"recall(Message({QUIET!r}), open_services(load_config(), sys.argv[1]))")
+
+Case = tuple[list[str], bytes, Path]  # command, stdin, working directory
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,13 +61,14 @@ def main(argv: list[str] | None = None) -> int:
         env["MEMSIFT_HOME"] = str(home)
         seed(home, project, env)
         hook = [sys.executable, str(HOOK), "claude", "prompt"]
-        cases = {
-            "python -c pass": ([sys.executable, "-c", "pass"], b""),
-            "hook, quiet message": (hook, payload(project, QUIET)),
-            "hook, searching message": (hook, payload(project, SEARCHING)),
+        cases: dict[str, Case] = {
+            "python -c pass": ([sys.executable, "-c", "pass"], b"", project),
+            "recall alone, quiet message": ([sys.executable, "-c", LIBRARY, str(project)], b"", ROOT),
+            "hook, quiet message": (hook, payload(project, QUIET), project),
+            "hook, searching message": (hook, payload(project, SEARCHING), project),
         }
-        check(cases, env, project)
-        times = measure(cases, env, project, args.runs, args.warmup)
+        check(cases, env)
+        times = measure(cases, env, args.runs, args.warmup)
     print(table(times, args.runs))
     return 0
 
@@ -72,36 +85,50 @@ def payload(project: Path, prompt: str) -> bytes:
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
 
-def check(cases: dict[str, tuple[list[str], bytes]], env: dict[str, str], cwd: Path) -> None:
+def check(cases: dict[str, Case], env: dict[str, str]) -> None:
     """The quiet message must add nothing and the searching one the note, or the figures mean nothing."""
     outputs = {name: subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=cwd).stdout
-               for name, (cmd, stdin) in cases.items()}
+               for name, (cmd, stdin, cwd) in cases.items()}
     if outputs["hook, quiet message"] or b"Stripe" not in outputs["hook, searching message"]:
         sys.exit(f"bench_hook: the hook did not behave as expected: {outputs}")
 
 
-def measure(cases: dict[str, tuple[list[str], bytes]], env: dict[str, str], cwd: Path,
-            runs: int, warmup: int) -> dict[str, list[float]]:
-    """Wall seconds of each run; the cases take turns, so a busy moment hits them alike."""
-    times: dict[str, list[float]] = {name: [] for name in cases}
+def measure(cases: dict[str, Case], env: dict[str, str], runs: int,
+            warmup: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Wall and CPU (user + system) seconds of each run.
+
+    The cases take turns, so a busy moment hits them alike; the CPU time is
+    what the process itself spent, which other work on the machine barely moves.
+    """
+    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
     for number in range(warmup + runs):
-        for name, (cmd, stdin) in cases.items():
+        for name, (cmd, stdin, cwd) in cases.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env=env, cwd=cwd)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if number >= warmup:
-                times[name].append(time.perf_counter() - t0)
+                times[name][0].append(wall)
+                times[name][1].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return times
 
 
-def table(times: dict[str, list[float]], runs: int) -> str:
-    floor = statistics.median(times["python -c pass"])
-    rows = [f"{'case':<26} {'median':>9} {'p95':>9}  {'over python -c pass':>20}   ({runs} runs each)"]
-    for name, samples in times.items():
-        median, p95 = statistics.median(samples), percentile(samples, 0.95)
+def table(times: dict[str, tuple[list[float], list[float]]], runs: int) -> str:
+    floor = statistics.median(times["python -c pass"][0])
+    rows = [f"{'case':<28} {'median':>9} {'p95':>9} {'cpu median':>11}  {'median over python -c pass':>27}",
+            f"{'':<28} {'(wall)':>9} {'(wall)':>9} {'(user+sys)':>11}  {f'({runs} runs each)':>27}"]
+    for name, (wall, cpu) in times.items():
+        median = statistics.median(wall)
         over = "" if name == "python -c pass" else f"+{(median - floor) * 1000:.1f} ms"
-        rows.append(f"{name:<26} {median * 1000:>6.1f} ms {p95 * 1000:>6.1f} ms  {over:>20}")
+        rows.append(f"{name:<28} {ms(median):>9} {ms(percentile(wall, 0.95)):>9} "
+                    f"{ms(statistics.median(cpu)):>11}  {over:>27}")
     return "\n".join(rows)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
 
 
 def percentile(samples: list[float], share: float) -> float:

@@ -15,6 +15,7 @@ PosixPath('/tmp/m/projects/shop-<8 hex digits of the path's hash>')
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,19 +35,23 @@ class Config:
     cognee_user: str | None = None
     cognee_password: str | None = None
     dataset: str = "memsift"
+    decider: str = "embedded"  # "embedded" | "systemone" (a Jev / System One compatible API)
+    decider_url: str = "https://api.typesafe.ai/v1/systemone"
+    decider_api_key: str | None = None
+    decider_model: str = "jev-1.13.0"
     # Deadlines, in seconds (the article's: decider 2 s, store search 12 s).
     decider_deadline: float = 2.0
     store_deadline: float = 12.0
     connect_timeout: float = 0.5
     breaker_cooldown: float = 30.0
     # Decision thresholds on calibrated probabilities; tune per project.
-    search_threshold: float = 0.5  # summed probability of the six searching kinds
-    answers_threshold: float = 0.5
+    search_threshold: float = 0.4  # summed probability of the six searching kinds
+    answers_threshold: float = 0.7
     settled_threshold: float = 0.8  # a note this sure ends the search: the store is not asked
     worth_threshold: float = 0.3
     keep_threshold: float = 0.5
     repeat_threshold: float = 0.85  # an item this session was given comes again only this sure
-    max_items: int = 3
+    max_items: int = 2
     search_limit: int = 5
 
     def project_dir(self, root: str | os.PathLike[str]) -> Path:
@@ -94,20 +99,35 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _coerce(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn strings from the environment into each field's type."""
-    types = {f.name: f.default for f in fields(Config)}
+    """Turn strings from the environment into each field's type, and check the values."""
+    defaults = {f.name: f.default for f in fields(Config)}
     out: dict[str, Any] = {}
     for name, value in settings.items():
-        default = types[name]
+        default = defaults[name]
         try:
-            if isinstance(default, bool):
-                out[name] = value if isinstance(value, bool) else str(value).lower() in {"1", "true", "yes"}
-            elif isinstance(default, int | float) and not isinstance(value, bool):
-                out[name] = type(default)(value)
+            if isinstance(default, int | float):
+                if isinstance(value, bool):
+                    raise ValueError("a number is expected")
+                number = float(value)
+                if isinstance(default, int) and not number.is_integer():
+                    raise ValueError("a whole number is expected")
+                out[name] = type(default)(number)
             else:
                 out[name] = None if value in ("", None) else str(value)
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise ConfigurationError(f"setting {name}={value!r}: {exc}") from exc
-    if "store" in out and out["store"] not in {"embedded", "cognee"}:
-        raise ConfigurationError(f"MEMSIFT_STORE must be 'embedded' or 'cognee', not {out['store']!r}")
+        _check(name, out[name])
     return out
+
+
+def _check(name: str, value: Any) -> None:
+    if name == "store" and value not in {"embedded", "cognee"}:
+        raise ConfigurationError(f"MEMSIFT_STORE must be 'embedded' or 'cognee', not {value!r}")
+    if name == "decider" and value not in {"embedded", "systemone"}:
+        raise ConfigurationError(f"MEMSIFT_DECIDER must be 'embedded' or 'systemone', not {value!r}")
+    if name.endswith(("_deadline", "_timeout", "_cooldown")) and not (0 < value < math.inf):
+        raise ConfigurationError(f"{name} must be a positive number of seconds, not {value!r}")
+    if name.endswith("_threshold") and not 0 <= value <= 1:
+        raise ConfigurationError(f"{name} is a probability: between 0 and 1, not {value!r}")
+    if name in {"max_items", "search_limit"} and value < 1:
+        raise ConfigurationError(f"{name} must be at least 1, not {value!r}")

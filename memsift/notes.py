@@ -41,9 +41,15 @@ class NotesFile:
 
     def lines(self) -> list[str]:
         try:
-            return self.path.read_text(encoding="utf-8").splitlines()
+            with open(self.path, encoding="utf-8", newline="") as notes:
+                text = notes.read()
         except FileNotFoundError:
             return []
+        # Only "\n" ends a line: str.splitlines() would also cut at \x0c, \u2028 and
+        # the like, and the next write would then change a line nobody named.
+        if not text:
+            return []
+        return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
 
     def items(self) -> list[Item]:
         return [
@@ -81,7 +87,7 @@ class NotesFile:
     def _write(self, lines: list[str]) -> None:
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".notes-")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
                 out.write("".join(line + "\n" for line in lines))
             os.replace(tmp, self.path)
         except BaseException:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -54,7 +55,9 @@ class Outbox:
         self.path = Path(path)
         self.batch = batch
         self.clock = clock
-        self._db: sqlite3.Connection | None = None  # opened on first use: recall never needs it
+        # One connection per thread, opened on first use (recall never needs one):
+        # the pipeline runs a drain in a worker thread of its own.
+        self._local = threading.local()
 
     def put(self, items: Sequence[Item]) -> None:
         """Queue *items*. An item the store already has, as it is, is not sent again;
@@ -95,9 +98,11 @@ class Outbox:
             "SELECT count(*) FROM outbox WHERE sent IS NOT item").fetchone()[0]
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Close this thread's connection."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
 
     def _claim(self, until: float) -> tuple[str, list[Item]]:
         claim = uuid.uuid4().hex
@@ -125,13 +130,14 @@ class Outbox:
                        (claim,))
 
     def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
+        db = getattr(self._local, "db", None)
+        if db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
             db.executescript(_SCHEMA)
-            self._db = db
-        return self._db
+            self._local.db = db
+        return db
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

@@ -45,7 +45,20 @@ def recall(message: Message, services: Services, stages: Sequence[Stage] = RECAL
     if not state.stopped_by:
         state = state.end("pipeline", "ran out of stages")
     items = state.chosen if state.text else ()  # only what was rendered was added
-    return Recall(state.text, items, state.kind, state.trace, state.stopped_by, state.notice)
+    notice = state.notice or _health_news(services, message.session)
+    return Recall(state.text, items, state.kind, state.trace, state.stopped_by, notice)
+
+
+def _health_news(services: Services, session: str) -> str | None:
+    """A remote service came back (or went away) since this session last heard: say so once."""
+    if services.health is None:
+        return None
+    for service in (services.decider, services.store):
+        if service is not None and getattr(service, "remote", True):
+            news = services.health.notice(service.name, session)
+            if news:
+                return news
+    return None
 
 
 def retain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:

@@ -29,6 +29,7 @@ Trigger = Callable[[str, str], bool]
 _PLACEHOLDER = "[REDACTED:{}]"
 _PLACEHOLDER_START = "[REDACTED:"
 _LONGEST_PLACEHOLDER = 64
+_KIND_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 # A credential glued to another may only stand apart once the other is
 # replaced; a few passes reach the fixed point that makes redaction idempotent.
 _MAX_PASSES = 4
@@ -38,12 +39,14 @@ _GLUED_SECRET_TAIL = 16
 
 
 def _looks_like_placeholder(value: str) -> bool:
-    """True for `<your-api-key>`, `${TOKEN}`, `xxxx`, `********` and the like."""
-    if not value or value[0] in "$<{%*[#!":
+    """True for `<your-api-key>`, `${TOKEN}`, `%(password)s`, `xxxx`, `********` and the like."""
+    if not value or value[0] in "$<{*[#!" or value[:2] in ("%s", "%(", "%{"):
         return True
     lowered = value.lower()
-    if any(word in lowered for word in ("your", "example", "placeholder", "redacted", "xxxx", "dummy", "changeme")):
+    if any(word in lowered for word in ("your", "example", "placeholder", "redacted", "dummy", "changeme")):
         return True
+    if "xxxx" in lowered and lowered.count("x") * 3 >= len(value):
+        return True  # `sk_live_xxxxxxxx`; a run of x inside a long random key is chance
     # A long value drawn from a handful of characters is a filler, not a key.
     return len(value) >= 12 and len(set(value[-16:])) <= 4
 
@@ -58,6 +61,11 @@ def _looks_random(value: str) -> bool:
 
 def _secret_span(match: "re.Match[str]") -> tuple[int, int]:
     return match.span("secret") if "secret" in match.re.groupindex else match.span()
+
+
+def every_match(match: "re.Match[str]", kind: str) -> Verdict | None:
+    """Judge for a pattern of the user's: whatever it matches goes."""
+    return (*_secret_span(match), kind)
 
 
 def unless_placeholder(match: "re.Match[str]", kind: str) -> Verdict | None:
@@ -79,6 +87,17 @@ def random_value(match: "re.Match[str]", kind: str) -> Verdict | None:
     """Judge for a value that only its look tells from a word (`Bearer ...`, `sk-...`): it must look generated."""
     begin, end = _secret_span(match)
     return (begin, end, kind) if _looks_random(match.string[begin:end]) else None
+
+
+def handed_over(match: "re.Match[str]", kind: str) -> Verdict | None:
+    """Judge for a value given after a credential word in prose: as `random_value`, but the
+    word must stand alone (not a field of an ARN: `...:secret:prod/db`) and the value hold a digit."""
+    if match.string[match.start() - 1 : match.start()] in (":", "/", "_", "-", "."):
+        return None
+    value = match["secret"]
+    if not _has_digit(value) or re.fullmatch(_CODE_REFERENCE, value):
+        return None  # `password=settings.DB_PASSWORD` names where a secret is, it holds none
+    return random_value(match, kind)
 
 
 def basic_credentials(match: "re.Match[str]", kind: str) -> Verdict | None:
@@ -170,9 +189,12 @@ class Rule:
             if self.standalone and start != replaced_until and _continues_word(text, start):
                 return match.group()
             verdict = self.judge(match, self.kind)
-            if verdict is None or _within_placeholder(text, verdict[0], verdict[1]):
+            if verdict is None:
                 return match.group()
             begin, end, kind = verdict
+            end = _end_sparing_placeholders(text, begin, end)
+            if end == begin:
+                return match.group()
             replaced_until = stop
             return f"{text[start:begin]}{_PLACEHOLDER.format(kind)}{text[end:stop]}"
 
@@ -184,12 +206,27 @@ def prefixed(kind: str, source: str, *literals: str, judge: Judge = unless_place
     return Rule(kind, source, containing(*literals), judge, standalone=True)
 
 
-def _within_placeholder(text: str, begin: int, end: int) -> bool:
-    """Whether the span is, or is inside, a placeholder an earlier rule wrote."""
-    if _PLACEHOLDER_START in text[begin:end]:
-        return True
-    opening = text.rfind(_PLACEHOLDER_START, max(0, begin - _LONGEST_PLACEHOLDER), begin)
-    return opening != -1 and text.find("]", opening, begin) == -1
+def _end_sparing_placeholders(text: str, begin: int, end: int) -> int:
+    """Where a replacement of `text[begin:end]` must stop to leave placeholders whole.
+
+    `begin` itself when the span starts in a placeholder: nothing is replaced.
+    """
+    opening = text.rfind(_PLACEHOLDER_START, max(0, begin - _LONGEST_PLACEHOLDER), begin + len(_PLACEHOLDER_START))
+    if opening != -1 and _placeholder_end(text, opening) > begin:
+        return begin
+    opening = text.find(_PLACEHOLDER_START, begin, end + len(_PLACEHOLDER_START) - 1)
+    while opening != -1:
+        if _placeholder_end(text, opening) != -1:
+            return opening
+        opening = text.find(_PLACEHOLDER_START, opening + 1, end + len(_PLACEHOLDER_START) - 1)
+    return end
+
+
+def _placeholder_end(text: str, opening: int) -> int:
+    """Where the placeholder that starts at `opening` ends, or -1 if none starts there."""
+    closing = text.find("]", opening, opening + _LONGEST_PLACEHOLDER)
+    kind = text[opening + len(_PLACEHOLDER_START) : closing]
+    return closing + 1 if closing != -1 and kind and all(c in _KIND_CHARS for c in kind) else -1
 
 
 # Values that name a type, a flag or a variable rather than holding a secret.
@@ -200,22 +237,20 @@ _NOT_SECRETS = frozenset(
 )
 
 
-def _drop_private_blocks(text: str) -> str:
-    """Replace each `<private>...</private>` block with a placeholder.
+def _drop_private_blocks(text: str, folded: str) -> str:
+    """Replace each `<private>...</private>` block, in any case, with a placeholder.
 
-    Plain searching rather than a regex: with many opening tags and no closing
-    one, a lazy pattern would rescan the tail once per tag.
+    Tag by tag rather than one lazy pattern, which would rescan the rest of
+    the text once per opening tag that has no closing one.
     """
-    lowered = text.lower()
-    if "<private>" not in lowered:
+    if "<private>" not in folded:
         return text
+    opening_tag = re.compile("<private>", re.IGNORECASE | re.ASCII)
+    closing_tag = re.compile("</private>", re.IGNORECASE | re.ASCII)
     pieces, position = [], 0
-    while (opening := lowered.find("<private>", position)) != -1:
-        closing = lowered.find("</private>", opening)
-        if closing == -1:
-            break
-        pieces += [text[position:opening], _PLACEHOLDER.format("private")]
-        position = closing + len("</private>")
+    while (opening := opening_tag.search(text, position)) and (closing := closing_tag.search(text, opening.end())):
+        pieces += [text[position : opening.start()], _PLACEHOLDER.format("private")]
+        position = closing.end()
     return "".join(pieces) + text[position:]
 
 
@@ -226,7 +261,8 @@ _ASSIGNMENT = (
     r"(?P<sep>"
     r"[\"']?\]?[ \t]{0,8}(?:=>|:=|\+?=|:)[ \t]{0,8}"  # key=value, key: value, "key": "value", ["key"] = value
     r"|>"  # <password>value</password>
-    r"|[\"']?[ \t]{0,4}(?:,[ \t]{0,4}[\"']?|\r?\n[ \t]{0,40}-?[ \t]{0,4})value[\"']?[ \t]{0,4}[:=][ \t]{0,4}"  # name/value pairs
+    # name/value pairs: `{"name": "DB_PASSWORD", "value": ...}`, `- name: DB_PASSWORD` then `value: ...`
+    r"|[\"']?[ \t]{0,4}(?:,[ \t]{0,4}[\"']?|\r?\n[ \t]{0,40}-?[ \t]{0,4})value[\"']?[ \t]{0,4}[:=][ \t]{0,4}"
     r"|[ \t]{1,4}(?:(?:is|was)[ \t]{1,4})?"  # `password is hunter2`, `.netrc`
     r")"
     r"(?P<value>[bru]{0,2}\"[^\"\n]{1,256}\"|[bru]{0,2}'[^'\n]{1,256}'|`[^`\n]{1,256}`"
@@ -319,8 +355,8 @@ def assignment(match: "re.Match[str]", kind: str) -> Verdict | None:
     if (sep == ":" == match["sep"] and before_name == ":") or value.startswith(_PUBLISHABLE_PREFIXES):
         return None  # a field of an ARN (`...:secret:prod/db`), or a key meant to be public
     if word.startswith("pass") or word == "pwd":
-        if lowered_name[-len(word) - 1 : -len(word)].isalpha():
-            return None  # `bypass`, `compass`
+        if word in ("pass", "pwd") and lowered_name[-len(word) - 1 : -len(word)].isalpha():
+            return None  # `bypass`, `compass`; but `PGPASSWORD` is a password
         return (begin, end, "password") if _password_like(match, value, quoted, name, sep, end) else None
     if word.startswith("secret"):
         if re.fullmatch(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+", value):
@@ -374,13 +410,15 @@ RULES: tuple[Rule, ...] = (
     # stops where the next key starts and many headers cost one pass.
     Rule("private-key", _PEM_BEGIN + r"(?:[^-]|-(?!----BEGIN)){0,16384}?" + _PEM_END, containing("PRIVATE KEY")),
     # A key pasted without its END line: the header and the base64 lines after it.
-    Rule("private-key", _PEM_BEGIN + _PEM_NEWLINE + r"{1,8}(?:[" + _B64 + r"=]{16,100}" + _PEM_NEWLINE + r"{0,8}){1,400}+",
+    Rule("private-key",
+         _PEM_BEGIN + _PEM_NEWLINE + r"{1,8}(?:[" + _B64 + r"=]{16,100}" + _PEM_NEWLINE + r"{0,8}){1,400}+",
          containing("PRIVATE KEY")),
     prefixed("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "AGE-SECRET-KEY-1"),
     # Cloud providers.
-    prefixed("aws-access-key", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}(?![A-Z0-9])",
+    prefixed("aws-access-key", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}",
              "AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-    prefixed("aws-session-token", r"(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[" + _B64 + r"=]{80,2048}", "FwoGZXIvYXdz", "IQoJb3JpZ2lu"),
+    prefixed("aws-session-token", r"(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[" + _B64 + r"=]{80,2048}",
+             "FwoGZXIvYXdz", "IQoJb3JpZ2lu"),
     Rule(
         "aws-secret-key",
         r"(?i)(?:secret[ _-]?access[ _-]?key|aws[ _-]?secret(?:[ _-]?key)?)(?:[ \t]{0,4}\[[^\]\n]{0,20}\])?"
@@ -422,8 +460,8 @@ RULES: tuple[Rule, ...] = (
          containing("hooks.slack.com/")),
     Rule("discord-webhook", r"discord(?:app)?\.com/api/webhooks/\d{15,21}/(?P<secret>[A-Za-z0-9_-]{60,80})",
          containing("/api/webhooks/")),
-    # Glued to `/bot` in API URLs, so bounded by digits only.
-    Rule("telegram-bot-token", r"(?<![0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}", containing(":AA")),
+    # Glued to `/bot` in API URLs, so not a standalone token.
+    Rule("telegram-bot-token", r"\d{8,10}:AA[A-Za-z0-9_-]{33}", containing(":AA")),
     Rule("teams-webhook", r"\.webhook\.office\.com/webhookb2/(?P<secret>[A-Za-z0-9@/_-]{40,300})",
          containing(".webhook.office.com/")),
     prefixed("firebase-server-key", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,200}", "APA91b"),
@@ -458,18 +496,18 @@ RULES: tuple[Rule, ...] = (
     # Short or missing prefixes that a word or a hash can contain; they run
     # after the distinctive ones, which leaves fewer glued neighbours to wait for.
     prefixed("openai-key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,300}", "sk-", judge=random_value),
-    prefixed("huggingface-token", r"(?:hf_|api_org_)[A-Za-z]{30,40}(?![A-Za-z0-9_])", "hf_", "api_org_"),
+    prefixed("huggingface-token", r"(?:hf_|api_org_)[A-Za-z]{30,40}", "hf_", "api_org_"),
     prefixed("replicate-token", r"r8_[A-Za-z0-9]{37}", "r8_"),
     prefixed("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", "SG."),
     prefixed("mailgun-key", r"key-[0-9a-f]{32}", "key-"),
-    prefixed("mailchimp-key", r"[0-9a-f]{32}-us\d{1,2}(?![0-9])", "-us"),
+    prefixed("mailchimp-key", r"[0-9a-f]{32}-us\d{1,2}", "-us"),
     prefixed("resend-key", r"re_[A-Za-z0-9]{8,10}_[A-Za-z0-9]{20,30}", "re_"),
     prefixed("nuget-key", r"oy2[a-z0-9]{43}", "oy2"),
-    prefixed("crates-token", r"cio[A-Za-z0-9]{32}(?![A-Za-z0-9])", "cio"),
+    prefixed("crates-token", r"cio[A-Za-z0-9]{32}", "cio"),
     prefixed("terraform-token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", ".atlasv1."),
     prefixed("pulumi-token", r"pul-[a-f0-9]{40}", "pul-"),
     prefixed("linear-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}", "lin_"),
-    prefixed("notion-token", r"(?:secret|ntn)_[A-Za-z0-9]{43,50}(?![A-Za-z0-9_])", "secret_", "ntn_"),
+    prefixed("notion-token", r"(?:secret|ntn)_[A-Za-z0-9]{43,50}", "secret_", "ntn_"),
     prefixed("supabase-token", r"sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,64}", "sbp_", "sb_secret_"),
     prefixed("databricks-token", r"dapi[a-f0-9]{32}(?:-\d)?", "dapi"),
     prefixed("meta-access-token", r"EAA[A-Za-z0-9]{90,300}", "EAA"),
@@ -490,14 +528,25 @@ RULES: tuple[Rule, ...] = (
          r"(?:sshpass|(?:docker|podman|helm registry) login)\b[^\n]{0,200}?[ \t]-p[ \t]{1,4}[\"']?"
          r"(?P<secret>[^\s\"']{3,128})",
          containing("sshpass", " login"), cli_password),
+    Rule("password", r"redis-cli\b[^\n]{0,200}?[ \t]-a[ \t]{1,4}[\"']?(?P<secret>[^\s\"']{3,128})",
+         containing("redis-cli"), cli_password),
     Rule("basic-auth", r"(?i)basic[ \t]{1,4}(?P<secret>[" + _B64 + r"]{6,1024}={0,2})", mentioning("basic"),
          basic_credentials),
     Rule("bearer-token", r"(?i)bearer[ \t]{1,4}(?P<secret>[A-Za-z0-9._~+/-]{16,4096}=*)", mentioning("bearer"),
          random_value),
     Rule("token",
-         r"(?i)authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:(?:token|apikey|api-key|key|sso-key|ssws)[ \t]{1,4})?"
-         r"(?P<secret>[A-Za-z0-9._~+/=:-]{16,4096})",
+         r"(?i)authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?"
+         r"(?:(?:token|apikey|api-key|key|sso-key|ssws)[ \t]{1,4})?(?P<secret>[A-Za-z0-9._~+/=:-]{16,4096})",
          mentioning("authorization"), random_value),
+    # An access key id given by name (`AWS_ACCESS_KEY_ID=...`), whoever issued it (AWS, Scaleway, MinIO...).
+    Rule("access-key-id",
+         r"(?i)access_?key_?id[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?(?P<secret>[A-Za-z0-9/+]{16,128})",
+         mentioning("access"), random_value),
+    # A value handed over in prose: "here's my token so you can test it: 7d2f...".
+    Rule("token",
+         r"(?i)\b(?:tokens?|api[ _-]?keys?|secrets?|passwords?|credentials?)\b[^\n:=]{0,60}?[:=][ \t]{0,4}"
+         r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_.:+/=-]{19,255})",
+         mentioning("token", "key", "secret", "password", "credential"), handed_over),
     # Anything assigned to a name that says it holds a credential.
     Rule("secret", _ASSIGNMENT, _may_assign_credential, assignment),
 )
@@ -519,9 +568,8 @@ class PatternRedactor:
         for kind, source in (extra or {}).items():
             if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", kind):
                 raise ValueError(f"kind {kind!r}: use lower-case letters, digits and '-'")
-            rule = Rule(kind, source, always)
-            rule.pattern  # compile now, so a bad pattern fails here and not mid-message
-            extra_rules.append(rule)
+            re.compile(source, re.ASCII)  # a bad pattern fails here, not on a message
+            extra_rules.append(Rule(kind, source, always, every_match))
         self.rules = RULES + tuple(extra_rules)
 
     def redact(self, text: str) -> str:
@@ -534,10 +582,10 @@ class PatternRedactor:
         return text
 
     def _redact_once(self, text: str) -> str:
-        text = _drop_private_blocks(text)
-        # Lower-cased once per pass: placeholders written during the pass can
-        # only hide hints, never add ones that matter, and the next pass sees them.
+        # Lower-cased once per pass: placeholders written during the pass hide
+        # literals but add none that a trigger looks for, and the next pass sees them.
         folded = text.lower()
+        text = _drop_private_blocks(text, folded)
         for rule in self.rules:
             if rule.trigger(text, folded):
                 text = rule.redact(text)
@@ -559,8 +607,8 @@ def redact(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """`memsift redact [FILE]`: print FILE, or standard input, with credentials redacted.
 
-    Bytes that are not UTF-8 pass through unchanged. Returns 2 when FILE
-    cannot be read.
+    Bytes that are not UTF-8 pass through unchanged. Returns 0, or 2 with a
+    message on stderr when FILE cannot be read.
     """
     import argparse
 
@@ -579,6 +627,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memsift redact: cannot read {arguments.file}: {error.strerror or error}", file=sys.stderr)
         return 2
     redacted = redact(data.decode("utf-8", "surrogateescape"))
-    sys.stdout.buffer.write(redacted.encode("utf-8", "surrogateescape"))
-    sys.stdout.flush()
+    try:
+        sys.stdout.buffer.write(redacted.encode("utf-8", "surrogateescape"))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`| head`): point stdout at /dev/null so the exit flush is quiet.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

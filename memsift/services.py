@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -33,7 +34,7 @@ class Services:
     reviser: Reviser
     config: Config
     store: Store | None = None
-    health: Health | None = None  # only for remote services: the embedded ones do not fail
+    health: Health | None = None  # only with a remote service: the embedded ones do not fail
     outbox: Outbox | None = None  # only for a remote store: a local write needs none
     session_log: SessionLog | None = None
 
@@ -60,36 +61,48 @@ class SessionLog:
             return
         path = self._path(session)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(sorted(self.given(session) | set(ids))), encoding="utf-8")
-        os.replace(tmp, path)
+        # Locked: two hooks of one session finishing together must not lose ids.
+        with open(path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(sorted(self.given(session) | set(ids))), encoding="utf-8")
+            os.replace(tmp, path)
 
 
 def open_services(config: Config, project_root: str | os.PathLike[str] = ".") -> Services:
     """The services the config names, embedded ones by default."""
-    from .decider.embedded import EmbeddedDecider
     from .redact import PatternRedactor
 
     folder = config.project_dir(project_root)
+    remote = config.store == "cognee" or config.decider == "systemone"
     common = dict(
-        decider=EmbeddedDecider.load(),
+        decider=_decider(config),
         notebook=NotesFile(folder / "notes.md"),
         redactor=PatternRedactor(),
         reviser=DuplicateReviser(),
         config=config,
         session_log=SessionLog(config.home / "sessions"),
     )
-    if config.store == "cognee":
+    if remote:
         from .health import Health
+
+        common["health"] = Health(config.home, cooldown=config.breaker_cooldown)
+    if config.store == "cognee":
         from .outbox import Outbox
         from .stores.cognee import CogneeStore
 
-        return Services(
-            store=CogneeStore.from_config(config),
-            health=Health(config.home, cooldown=config.breaker_cooldown),
-            outbox=Outbox(config.home / "outbox.sqlite"),
-            **common,
-        )
+        return Services(store=CogneeStore.from_config(config), outbox=Outbox(config.home / "outbox.sqlite"),
+                        **common)
     from .stores.sqlite import SQLiteStore
 
     return Services(store=SQLiteStore(folder / "store.sqlite"), **common)
+
+
+def _decider(config: Config) -> Decider:
+    if config.decider == "systemone":
+        from .decider.systemone import SystemOneDecider
+
+        return SystemOneDecider.from_config(config)
+    from .decider.embedded import EmbeddedDecider
+
+    return EmbeddedDecider.load()

@@ -10,6 +10,7 @@ It ends the path by returning ``state.end(stage, why)``; the runner in
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -23,7 +24,7 @@ from .services import Services
 from .text import content_words, stem
 from .types import (
     Answer, Category, Choice, ChoiceAnswer, Exchange, Item, Kind, Message, Noul, NoulAnswer,
-    Question, Step, Turn,
+    Decider, Question, Redactor, Step, Store, Turn,
 )
 
 RECENT_TURNS = 4  # what the decider reads of the conversation: the last exchanges
@@ -78,14 +79,16 @@ class EndPath(Exception):
         self.state = state
 
 
-def call_service(services: Services, state: _Path, stage: str, service: str, seconds: float,
+def call_service(services: Services, state: _Path, stage: str, target: Decider | Store, seconds: float,
                  since: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call a service within its deadline, minding its breaker when it is remote.
 
     On any failure the path ends with nothing added; a remote service that is
-    down pauses memory and the state carries the one-line notice.
+    down pauses memory and the state carries the one-line notice. A service
+    says it runs in-process with ``remote = False``: it has no breaker.
     """
-    health = services.health if service != "embedded" else None
+    service = target.name
+    health = services.health if getattr(target, "remote", True) else None
     if health is not None and not health.allows(service):
         paused = state.log(stage, "paused", since, why=f"{service} is paused")
         raise EndPath(evolve(paused.end(stage, f"{service} paused"),
@@ -99,8 +102,12 @@ def call_service(services: Services, state: _Path, stage: str, service: str, sec
         notice = health.notice(service, _session(state)) if health is not None else None
         raise EndPath(evolve(failed.end(stage, f"{service} unavailable"), notice=notice)) from exc
     except ConfigurationError as exc:
-        raise EndPath(state.log(stage, "misconfigured", since, why=f"{service}: {exc}")
-                      .end(stage, f"{service} refused us: {exc}")) from exc
+        # Memory pauses with a notice: a wrong key must not turn it off in silence.
+        if health is not None:
+            health.failed(service, f"refused us: {exc}")
+        notice = health.notice(service, _session(state)) if health is not None else None
+        refused = state.log(stage, "misconfigured", since, why=f"{service}: {exc}")
+        raise EndPath(evolve(refused.end(stage, f"{service} refused us: {exc}"), notice=notice)) from exc
     if health is not None:
         health.succeeded(service)
     return result
@@ -114,10 +121,8 @@ def ask(services: Services, state: _Path, stage: str, since: float,
         questions: Mapping[str, Question]) -> dict[str, Answer]:
     """Ask the decider, within its deadline."""
     decider = services.decider
-    service = "embedded" if decider.name == "embedded decider" else decider.name
-    snapshot = decision_state(state)
-    return call_service(services, state, stage, service, services.config.decider_deadline, since,
-                        decider.decide, snapshot, questions)
+    return call_service(services, state, stage, decider, services.config.decider_deadline, since,
+                        decider.decide, decision_state(state), questions)
 
 
 def decision_state(state: _Path) -> dict[str, Any]:
@@ -166,10 +171,16 @@ KEEP_OPTIONS: dict[str, str | None] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def _scrubbed(redactor: Redactor, text: str) -> str:
+    """Each turn is redacted once, not once per later message of the session."""
+    return redactor.redact(text)
+
+
 def redact(services: Services, state: Sift) -> Sift:
     """Secrets never reach a decider, a store or the notes: everything after sees redacted text."""
     t0 = time.perf_counter()
-    scrub = services.redactor.redact
+    scrub = functools.partial(_scrubbed, services.redactor)
     message = state.message
     clean = Message(scrub(message.text), tuple(Turn(t.role, scrub(t.text)) for t in message.conversation),
                     message.session)
@@ -242,7 +253,7 @@ def search(services: Services, state: Sift) -> Sift:
     if store is None:
         return _no_search(state.log("search", "no store", t0), "search", "no store configured")
     limit = services.config.search_limit
-    found = call_service(services, state, "search", store.name, services.config.store_deadline, t0,
+    found = call_service(services, state, "search", store, services.config.store_deadline, t0,
                          store.search, search_query(state.message), limit=limit,
                          timeout=services.config.store_deadline)
     state = evolve(state, candidates=tuple(found)).log("search", f"{len(found)} passages", t0)
@@ -281,8 +292,9 @@ def _judge_items(services: Services, state: Sift, stage: str, t0: float,
     """Items whose judged probability passes the threshold, best first, at most ``max_items``."""
     if not items:
         return ()
+    scrub = functools.partial(_scrubbed, services.redactor)  # a note may hold a pasted secret too
     questions = {
-        str(i): Noul("answers", {"question": ANSWERS, "item": item.text, "origin": item.origin})
+        str(i): Noul("answers", {"question": ANSWERS, "item": scrub(item.text), "origin": item.origin})
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
@@ -300,14 +312,14 @@ def dedupe(services: Services, state: Sift) -> Sift:
     log = services.session_log
     given = log.given(state.message.session) if log is not None else set()
     kept: list[Item] = []
-    seen_text: set[str] = set()
+    seen: set[str] = set()
     repeat = services.config.repeat_threshold
     for item in state.chosen:
         key = " ".join(item.text.split()).lower()
         # Given earlier in this session: again only when the message plainly asks for it.
-        if (item.id in given and item.score < repeat) or key in seen_text or already_said(item.text, turns):
+        if (item.id in given and item.score < repeat) or {key, item.id} & seen or already_said(item.text, turns):
             continue
-        seen_text.add(key)
+        seen |= {key, item.id}
         kept.append(item)
     dropped = len(state.chosen) - len(kept)
     state = evolve(state, chosen=tuple(kept)).log("dedupe", f"{len(kept)} new", t0,
@@ -347,7 +359,7 @@ def render(services: Services, state: Sift) -> Sift:
 
 def redact_exchange(services: Services, state: Keep) -> Keep:
     t0 = time.perf_counter()
-    scrub = services.redactor.redact
+    scrub = functools.partial(_scrubbed, services.redactor)
     clean = Exchange(scrub(state.exchange.user), scrub(state.exchange.assistant), state.exchange.session)
     return evolve(state, exchange=clean).log(
         "redact", "redacted" if clean != state.exchange else "clean", t0)
@@ -359,10 +371,11 @@ def keep(services: Services, state: Keep) -> Keep:
     answer = ask(services, state, "keep", t0, {"keep": Choice("keep", "Does this exchange deserve memory?",
                                                               KEEP_OPTIONS)})["keep"]
     assert isinstance(answer, ChoiceAnswer)
-    p_keep = sum(p for c, p in answer.probabilities.items() if Category(c).kept)
+    probabilities = {Category(c): p for c, p in answer.probabilities.items()}
+    p_keep = sum(p for c, p in probabilities.items() if c.kept)
     kept = p_keep >= services.config.keep_threshold
-    category = Category(max((c for c in answer.probabilities if Category(c).kept == kept),
-                            key=answer.probabilities.__getitem__))
+    side = [c for c in probabilities if c.kept == kept] or list(Category)
+    category = max(side, key=lambda c: probabilities.get(c, 0.0))
     state = evolve(state, keep=kept, category=category).log("keep", category.value, t0, p_keep)
     return state if kept else state.end("keep", f"dropped as {category.value}")
 
@@ -397,12 +410,13 @@ def sync(services: Services, state: Keep) -> Keep:
         return state.log("sync", "no store", t0)
     text = f"{state.exchange.user}\n\n{state.exchange.assistant}"
     item = Item(note_id(text), text, "passage", f"memsift:{state.category}")
+    deadline = services.config.store_deadline
     if services.outbox is None:
-        store.add([item], timeout=services.config.store_deadline)
+        call_service(services, state, "sync", store, deadline, t0, store.add, [item], timeout=deadline)
         return state.log("sync", "stored", t0)
     services.outbox.put([item])
-    sent = call_service(services, state, "sync", store.name, services.config.store_deadline, t0,
-                        services.outbox.drain, store, timeout=services.config.store_deadline)
+    sent = call_service(services, state, "sync", store, deadline, t0,
+                        services.outbox.drain, store, timeout=deadline)
     return state.log("sync", f"{sent} sent", t0, why=f"{services.outbox.pending()} pending")
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import functools
 import re
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_.\-/]*[a-z0-9]|[a-z0-9]")
+# Letters and digits of any script; inner dots, dashes, slashes and underscores
+# keep identifiers like ``node_args``, ``v2.1`` or ``src/api`` whole.
+_WORD = re.compile(r"[^\W_][\w.\-/]*[^\W_]|[^\W_]")
 _SPLIT = re.compile(r"[_.\-/]")
 
 # Function words and chat filler: they say how a message is put, not what it

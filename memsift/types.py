@@ -232,7 +232,8 @@ class Decider(Protocol):
     {"k": ChoiceAnswer(choice="past_choice", probabilities={...}, confidence=0.93)}
 
     Each question is answered independently over the same state; memsift
-    asks single-item questions (one note or passage per question).
+    asks single-item questions (one note or passage per question). A decider
+    that runs in-process sets ``remote = False``: it has no breaker to mind.
     """
 
     name: str
@@ -248,7 +249,8 @@ class Store(Protocol):
 
     ``search`` raises ``memsift.errors.ServiceUnavailable`` when the service is
     down and ``ConfigurationError`` when it refuses us; ``add`` is idempotent
-    per item id, so a retried write never duplicates an entry.
+    per item id, so a retried write never duplicates an entry. A store that
+    runs in-process sets ``remote = False``: it has no breaker to mind.
     """
 
     name: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,6 @@ from memsift.services import Services, SessionLog
 from memsift.stores.sqlite import SQLiteStore
 from memsift.types import Answer, Category, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes about a minute (retraining the embedded decider)")
@@ -28,9 +27,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads or writes the real home: MEMSIFT_HOME points to a fresh folder."""
     home = tmp_path_factory.mktemp("memsift-home")
+    for name in [n for n in os.environ if n.startswith("MEMSIFT_")]:  # the developer's own settings
+        monkeypatch.delenv(name)
     monkeypatch.setenv("MEMSIFT_HOME", str(home))
-    for name in ("MEMSIFT_STORE", "MEMSIFT_DECIDER_DEADLINE", "MEMSIFT_STORE_DEADLINE"):
-        monkeypatch.delenv(name, raising=False)
     return home
 
 

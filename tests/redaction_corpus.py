@@ -120,6 +120,17 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         "2024-06-03 10:14:22,118 botocore.credentials INFO Found credentials in environment variables. key=§ expires=2024-06-03T11:14:22Z",
         'env:\n  - name: AWS_ACCESS_KEY_ID\n    value: "§"\n',
     ]),
+    ("s3-compatible-access-key-id", lambda: draw(UPPER_ALNUM, 20), [
+        "the backup cron talks to our object storage:\nS3_ACCESS_KEY_ID=§\nS3_ENDPOINT=https://s3.fr-par.example.net\n",
+        'minio:\n  access_key_id: "§"\n  bucket: nightly-dumps\n',
+    ]),
+    ("token-handed-over-in-prose", lambda: draw(HEX, 40), [
+        "here's my personal token so you can try the export script against staging: § (expires friday)",
+        "the api key for the label printer service, if you need it to reproduce: §",
+    ]),
+    ("feature-flag-client-token", lambda: "shop:production." + draw(HEX, 64), [
+        "frontend token for the flag proxy, for local testing only: §",
+    ]),
     ("aws-secret-access-key", lambda: draw(B64, 40), [
         "[default]\naws_secret_access_key = §\nregion = eu-central-1\n",
         "export AWS_SECRET_ACCESS_KEY=§\nexport AWS_REGION=ap-southeast-2\n",
@@ -142,8 +153,8 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         'import google.generativeai as genai\ngenai.configure(api_key="§")\nmodel = genai.GenerativeModel("gemini-1.5-pro")\n',
     ]),
     ("gcp-oauth-client-secret", lambda: "GOCSPX-" + draw(URLSAFE, 28), [
-        '{"installed":{"client_id":"734581209311-8t1fvb0q3a9l6jd2s5k4p7n0m1c3e6r9.apps.googleusercontent.com",'
-        '"project_id":"acme-cli","client_secret":"§","redirect_uris":["http://localhost"]}}',
+        ('{"installed":{"client_id":"734581209311-8t1fvb0q3a9l6jd2s5k4p7n0m1c3e6r9.apps.googleusercontent.com",'
+        '"project_id":"acme-cli","client_secret":"§","redirect_uris":["http://localhost"]}}'),
         "GOOGLE_CLIENT_SECRET=§\n",
     ]),
     ("gcp-oauth-access-token", lambda: "ya29.a0" + draw(URLSAFE, 180), [
@@ -151,8 +162,8 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         "DEBUG google.auth.transport.requests: refreshed token §",
     ]),
     ("gcp-refresh-token", lambda: "1//0" + draw(URLSAFE, 99), [
-        '{\n  "client_id": "764086051850-6qr4p6gpi6hn506pt8ejuq83di341hur.apps.googleusercontent.com",\n'
-        '  "refresh_token": "§",\n  "type": "authorized_user"\n}',
+        ('{\n  "client_id": "764086051850-6qr4p6gpi6hn506pt8ejuq83di341hur.apps.googleusercontent.com",\n'
+        '  "refresh_token": "§",\n  "type": "authorized_user"\n}'),
     ]),
     ("gcp-service-account-key", lambda: _escaped_pem("PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", 1190), [
         '{\n  "type": "service_account",\n  "project_id": "acme-prod-3321",\n  "private_key_id": "'
@@ -161,12 +172,12 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
     ]),
     ("azure-storage-account-key", lambda: draw(B64, 86) + "==", [
         "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey=§;EndpointSuffix=core.windows.net",
-        'services.AddAzureClients(b => b.AddBlobServiceClient("DefaultEndpointsProtocol=https;AccountName=shopimages;'
-        'AccountKey=§;EndpointSuffix=core.windows.net"));',
+        ('services.AddAzureClients(b => b.AddBlobServiceClient("DefaultEndpointsProtocol=https;AccountName=shopimages;'
+        'AccountKey=§;EndpointSuffix=core.windows.net"));'),
     ]),
     ("azure-sas-token", lambda: url_encoded_b64(32), [
-        "https://acmelogs.blob.core.windows.net/backups/db-2024-06-01.bak?sv=2022-11-02&ss=b&srt=o&sp=r"
-        "&se=2024-07-01T00:00:00Z&st=2024-06-01T00:00:00Z&spr=https&sig=§",
+        ("https://acmelogs.blob.core.windows.net/backups/db-2024-06-01.bak?sv=2022-11-02&ss=b&srt=o&sp=r"
+        "&se=2024-07-01T00:00:00Z&st=2024-06-01T00:00:00Z&spr=https&sig=§"),
         "azcopy copy ./dist 'https://cdnassets.blob.core.windows.net/$web?sv=2021-08-06&se=2024-09-30&sr=c&sp=rwl&sig=§' --recursive",
     ]),
     ("azure-entra-client-secret", lambda: draw(ALNUM, 3) + _rng.choice(string.digits) + "Q~" + draw(ALNUM + "_~.-", 34), [
@@ -582,6 +593,21 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         "env:\n  - name: DB_PASSWORD\n    value: \"§\"\n",
         "conn = psycopg2.connect(host='db', user='app', password='§', dbname='shop')",
     ]),
+    ("cli-password", human_password, [
+        "redis-cli -h cache.internal -p 6379 -a § --no-auth-warning ping",
+        "sshpass -p '§' ssh deploy@10.0.4.12 'sudo systemctl restart api'",
+        "PGPASSWORD=§ psql -h db.internal -U app -d shop -c 'select count(*) from orders'",
+    ]),
+    ("inventory-password", human_password, [
+        "[web]\n10.0.4.12 ansible_user=deploy ansible_ssh_pass=§\n",
+        "ansible_become_password: \"§\"\n",
+    ]),
+    ("k8s-secret-manifest", human_password, [
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\nstringData:\n  username: app\n  password: §\n",
+    ]),
+    ("tfvars-password", human_password, [
+        'db_username = "app"\ndb_password = "§"\nregion      = "eu-west-1"\n',
+    ]),
     ("chat-password", human_password, [
         "fyi the staging db password is § until we rotate it on monday",
         "login for the router admin page: user admin, password: §",
@@ -595,12 +621,21 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         "secret_key_base: §\n",
         "  client_secret: §\n  redirect_uri: https://app.acme.io/callback\n",
     ]),
+    ("npmrc-basic-auth", lambda: b64_of(f"ci:{generated_password()}".encode()), [
+        "registry=https://npm.acme.io/\n_auth=§\nalways-auth=true\n",
+    ]),
+    ("java-properties-secret", lambda: draw(B64, 40), [
+        "aws.region=eu-west-1\naws.secretKey=§\naws.s3.bucket=acme-assets\n",
+        'os.environ["AWS_SECRET_ACCESS_KEY"] = "§"',
+    ]),
     ("generic-api-key", lambda: draw(ALNUM, 32), [
         'const apiKey = "§";\nfetch(`https://api.weather.io/v1/forecast?city=Oslo&apikey=${apiKey}`)',
         "ALGOLIA_ADMIN_API_KEY=§\n",
         "weather:\n  api_key: §\n  units: metric\n",
         "requests.get(url, params={'q': 'berlin', 'api_key': '§'})",
         "[api]\nauth_token = \"§\"\n",
+        "heroku config:set API_SECRET=§ -a acme-web",
+        "export TOKEN=§\n",
     ]),
 ]
 
@@ -624,17 +659,28 @@ def _escaped_pem(label: str, prefix: str, size: int) -> tuple[str, str]:
     return (block + "\n").replace("\n", "\\n"), body.replace("\n", "\\n")
 
 
+def entry(name: str, context: str, made: "str | tuple[str, str]") -> Credential:
+    inserted, secret = made if isinstance(made, tuple) else (made, made)
+    return Credential(name, context.replace("§", inserted), secret)
+
+
 def _credentials() -> list[Credential]:
-    entries = []
-    for name, make, contexts in FORMATS:
-        for context in contexts:
-            made = make()
-            inserted, secret = made if isinstance(made, tuple) else (made, made)
-            entries.append(Credential(name, context.replace("§", inserted), secret))
-    return entries
+    return [entry(name, context, make()) for name, make, contexts in FORMATS for context in contexts]
 
 
 CREDENTIALS: list[Credential] = _credentials()
+
+# Credentials a pattern redactor cannot tell from ordinary text: no known
+# prefix, no name that says what they are. docs/privacy.md lists them as
+# limits; the benchmark reports them apart, so that the recall on the corpus
+# above is not read as covering them.
+KNOWN_MISSES: list[Credential] = [
+    entry("pgpass-line", "db.internal:5432:shop:app:§\n", "Sup3rS3cret!"),
+    entry("prose-login", "the login for the staging router is admin / §, change it after the demo", "Kx9#mP2vQ"),
+    entry("bare-token-in-prose", "use § for the DNS script", draw(URLSAFE, 40)),
+    entry("discord-token-without-context", "here: §", discord_token()),
+    entry("base64-env-file", "paste this into the CI variable: §", b64_of(b"DB_PASSWORD=hunter2hunter2\n")),
+]
 
 
 # --- look-alikes ------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.hook import claude_turn, codex_turn, recent_turns
+from adapters.hook import LOG, claude_turn, codex_turn, recent_turns
 from memsift.config import load_config
 from memsift.notes import NotesFile
 
@@ -60,15 +60,18 @@ def seed_notes(home: Path, project: Path, *lines: str) -> None:
     NotesFile(notes_file(home, project)).append(list(lines))
 
 
-def wait_for_lines(path: Path, deadline_s: float = 30.0) -> list[str]:
+def wait_for(read, deadline_s: float = 60.0):
     """The Stop hook retains in a detached process: wait until it has written."""
     end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        lines = NotesFile(path).lines()
-        if lines:
-            return lines
+    while not (found := read()) and time.monotonic() < end:
         time.sleep(0.05)
-    return []
+    return found
+
+
+def hooks_log(home: Path) -> str:
+    """Where the detached retain reports what went wrong."""
+    log = home / LOG
+    return log.read_text() if log.exists() else ""
 
 
 def one_line_on_stderr(result: subprocess.CompletedProcess[bytes]) -> str:
@@ -287,8 +290,9 @@ def test_claude_stop_keeps_an_incident_and_its_fix_as_one_line_of_notes(home, pr
 
     assert result.returncode == 0
     assert result.stdout == b"" and result.stderr == b""
-    [line] = wait_for_lines(notes_file(home, project))
-    assert "ENOSPC" in line and "docker builder prune" in line
+    lines = wait_for(NotesFile(notes_file(home, project)).lines)
+    assert len(lines) == 1, hooks_log(home)
+    assert "ENOSPC" in lines[0] and "docker builder prune" in lines[0]
 
 
 def test_codex_stop_reads_the_answer_from_the_rollout_when_the_payload_has_none(home, project, tmp_path):
@@ -297,8 +301,26 @@ def test_codex_stop_reads_the_answer_from_the_rollout_when_the_payload_has_none(
 
     assert result.returncode == 0
     assert result.stdout == b"" and result.stderr == b""
-    [line] = wait_for_lines(notes_file(home, project))
-    assert "ENOSPC" in line and "docker builder prune" in line
+    lines = wait_for(NotesFile(notes_file(home, project)).lines)
+    assert len(lines) == 1, hooks_log(home)
+    assert "ENOSPC" in lines[0] and "docker builder prune" in lines[0]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_broken_config_is_one_line_on_stderr_or_in_the_log_of_the_detached_retain(agent, home, project,
+                                                                                    tmp_path):
+    home.mkdir()
+    (home / "config.toml").write_text("store = 'embedded'\nbogus = 1\n")
+    transcript = TRANSCRIPTS[agent](tmp_path / "t.jsonl", [("user", INCIDENT)])
+
+    prompt = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION), home, project)
+    stop = run_hook(agent, "stop", stop_payload(agent, project, transcript, FIX), home, project)
+
+    assert prompt.returncode == stop.returncode == 0
+    assert prompt.stdout == stop.stdout == stop.stderr == b""
+    assert "bogus" in one_line_on_stderr(prompt)
+    [line] = wait_for(lambda: hooks_log(home).splitlines())
+    assert line.startswith(f"memsift: {agent} stop hook: ") and "bogus" in line
 
 
 @pytest.mark.parametrize("agent", AGENTS)

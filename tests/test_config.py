@@ -108,8 +108,6 @@ def test_a_config_file_that_is_not_utf8_is_a_configuration_error(tmp_path):
         load_config({"MEMSIFT_HOME": str(tmp_path)})
 
 
-@pytest.mark.xfail(strict=True, reason="_coerce sends a TOML boolean for a number field to the str branch: "
-                                       "decider_deadline = true loads as the string 'True'")
 def test_a_boolean_for_a_number_is_a_configuration_error(tmp_path):
     write_toml(tmp_path, "decider_deadline = true\n")
 
@@ -117,19 +115,18 @@ def test_a_boolean_for_a_number_is_a_configuration_error(tmp_path):
         load_config({"MEMSIFT_HOME": str(tmp_path)})
 
 
-@pytest.mark.xfail(strict=True, reason="deadlines are not validated: -1 loads (every service call then gets "
-                                       "no time) and nan loads (within() then raises ValueError on every call)")
-@pytest.mark.parametrize("value", ["-1", "nan"])
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
 def test_a_deadline_that_is_not_positive_is_a_configuration_error(tmp_path, value):
     with pytest.raises(ConfigurationError):
         load_config({"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_DECIDER_DEADLINE": value})
 
 
-@pytest.mark.xfail(strict=True, reason="thresholds are not validated: a probability threshold above 1 loads, "
-                                       "and then no note or passage can ever pass")
-def test_a_threshold_outside_zero_one_is_a_configuration_error(tmp_path):
+@pytest.mark.parametrize(("variable", "value"), [("MEMSIFT_ANSWERS_THRESHOLD", "1.5"),
+                                                 ("MEMSIFT_KEEP_THRESHOLD", "-0.1"),
+                                                 ("MEMSIFT_MAX_ITEMS", "0")])
+def test_a_threshold_outside_zero_one_or_no_room_for_items_is_a_configuration_error(tmp_path, variable, value):
     with pytest.raises(ConfigurationError):
-        load_config({"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_ANSWERS_THRESHOLD": "1.5"})
+        load_config({"MEMSIFT_HOME": str(tmp_path), variable: value})
 
 
 def test_the_config_is_a_frozen_value(tmp_path):

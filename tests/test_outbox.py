@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -194,6 +195,16 @@ def test_a_claim_left_by_a_killed_process_expires_with_its_lease(tmp_path):
         assert time.time() < give_up, "the claim never expired"
         time.sleep(0.5)
     assert other.pending() == 0
+
+
+def test_an_outbox_can_be_drained_from_another_thread(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite"), FakeStore()
+    outbox.put([item(1)])  # the pipeline puts in its own thread, then drains in a worker
+
+    worker = threading.Thread(target=lambda: outbox.drain(store, timeout=5))
+    worker.start()
+    worker.join()
+    assert store.sent == [item(1)] and outbox.pending() == 0
 
 
 def test_items_keep_every_field_on_the_way_through(tmp_path):

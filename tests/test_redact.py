@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import memsift.redact
 from memsift.redact import RULES, PatternRedactor, main, redact
-from redaction_corpus import CREDENTIALS, LOOK_ALIKES, Credential
+from redaction_corpus import CREDENTIALS, FORMATS, KNOWN_MISSES, LOOK_ALIKES, Credential, entry
 
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
@@ -44,7 +44,13 @@ def test_corpus_is_as_large_as_promised():
     assert len(CREDENTIALS) >= 150
     assert len({credential.format for credential in CREDENTIALS}) >= 40
     assert len(LOOK_ALIKES) >= 150
-    assert all(credential.secret in credential.text for credential in CREDENTIALS)
+    assert all(credential.secret in credential.text for credential in CREDENTIALS + KNOWN_MISSES)
+
+
+@pytest.mark.parametrize("credential", KNOWN_MISSES, ids=lambda c: c.format)
+def test_known_misses_are_left_as_they_are(credential: Credential):
+    # Documented limits (docs/privacy.md); should one start being caught, update the page.
+    assert redact(credential.text) == credential.text
 
 
 @pytest.mark.parametrize("credential", CREDENTIALS, ids=lambda c: c.format)
@@ -84,7 +90,14 @@ def test_no_character_of_the_credential_is_left(credential: Credential):
     assert kept_before <= start and len(text) - kept_after >= end, redacted
 
 
-@pytest.mark.parametrize("look_alike", LOOK_ALIKES, ids=lambda l: l.name)
+@pytest.mark.parametrize(("name", "make", "contexts"), FORMATS, ids=[name for name, _, _ in FORMATS])
+def test_every_format_is_caught_whatever_the_draw(name, make, contexts):
+    for _ in range(25):
+        credential = entry(name, contexts[0], make())
+        assert not survives(credential.secret, redact(credential.text)), credential.text
+
+
+@pytest.mark.parametrize("look_alike", LOOK_ALIKES, ids=lambda look_alike: look_alike.name)
 def test_look_alikes_stay_intact(look_alike):
     assert redact(look_alike.text) == look_alike.text
 
@@ -187,27 +200,36 @@ def test_binary_junk_and_lone_surrogates_pass_through():
 FRAGMENTS = sorted(
     {c.secret for c in CREDENTIALS[::3]}
     | {c.text for c in CREDENTIALS[::7]}
-    | {l.text for l in LOOK_ALIKES[::9]}
+    | {look_alike.text for look_alike in LOOK_ALIKES[::9]}
     | {
         "password", "Password=", "token: ", "api_key=", "secret", "\n", " ", "=", ":", '"', "'", "@", "://",
         "Bearer ", "Basic ", "<private>", "</private>", "-----BEGIN RSA PRIVATE KEY-----",
         "-----END RSA PRIVATE KEY-----", "[REDACTED:", "]", "ghp_", "sk-", "AKIA", "eyJ", ".", "\\n", "value: ",
-        "is ", "curl -u ", "mysql -p", "]", "$", "<", "x" * 16,
+        "is ", "curl -u ", "mysql -p", "$", "<", "x" * 16,
     }
 )
 texts = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(FRAGMENTS)), max_size=12).map("".join)
 PROPERTY_SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+# Credentials glued to each other: a neighbour's placeholder must not change the verdict on the next pass.
+SECRETS = sorted({credential.secret for credential in CREDENTIALS})
+glued = st.lists(
+    st.one_of(st.sampled_from(SECRETS), st.sampled_from(["", "-", "_", "a", "Z9", "."])),
+    min_size=2,
+    max_size=12,
+).map("".join)
+
+
 @PROPERTY_SETTINGS
-@given(texts)
+@given(st.one_of(texts, glued))
 def test_redaction_is_idempotent(text):
     once = redact(text)
     assert redact(once) == once
 
 
 @PROPERTY_SETTINGS
-@given(texts)
+@given(st.one_of(texts, glued))
 def test_redaction_only_swaps_spans_for_placeholders(text):
     redacted = redact(text)
     assert only_replaced(text, redacted)

@@ -158,6 +158,9 @@ def head(rows, labels, classes: list[str], binary: bool = False, **kw) -> tuple[
 
 
 def build(folder: Path) -> tuple[dict, dict[str, array], dict]:
+    digest = hashlib.sha256()  # before reading the corpus: the hash names what was trained on
+    for path in sorted(folder.iterdir()):
+        digest.update(path.name.encode() + path.read_bytes())
     corpus = load_corpus(folder)
     df = document_frequencies(corpus["texts"])
     documents = len(corpus["texts"])
@@ -178,9 +181,6 @@ def build(folder: Path) -> tuple[dict, dict[str, array], dict]:
     sizes = {"kind_examples": len(corpus["kinds"]), "worth_examples": len(corpus["worth"]),
              "judge_pairs": len(corpus["pairs"]), "judge_positives": int(y.sum()),
              "keep_examples": len(corpus["keeps"]), "documents": documents}
-    digest = hashlib.sha256()
-    for path in sorted(folder.iterdir()):
-        digest.update(path.name.encode() + path.read_bytes())
     header = {
         "heads": {"kind": kind_head, "worth": worth_head, "keep": keep_head},
         "judge": {"features": list(JUDGE_FEATURES), "weights": [round(float(v), 6) for v in judge]},

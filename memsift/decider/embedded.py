@@ -58,6 +58,7 @@ class EmbeddedDecider:
     """A ``Decider`` for the four tasks memsift asks: kind, answers, worth, keep."""
 
     name = "embedded decider"
+    remote = False  # runs in-process: no breaker to mind
 
     def __init__(self, header: Mapping[str, Any], tables: Mapping[str, array]) -> None:
         heads = header["heads"]

@@ -4,7 +4,7 @@ Shared by the model at run time and by ``training/build_weights.py``, so the
 features a model was trained on are the features it is asked about.
 
 Two kinds of features:
-- hashed n-grams of a text (words, word pairs, character 4-grams and a few
+- hashed n-grams of a text (words, word pairs, character 3-grams and a few
   shape markers), for the three text heads: kind, worth, keep;
 - a short dense vector for the judge: how much of the message and of the
   item they share, weighted by how rare each shared word is, how much of the
@@ -38,7 +38,7 @@ def text_features(text: str, prefix: str = "") -> dict[int, float]:
     feats: list[str] = [f"w:{w}" for w in ws]
     feats += [f"b:{a}_{b}" for a, b in zip(ws, ws[1:])]
     padded = f" {' '.join(low.split())} "
-    feats += [f"c:{padded[i:i + 4]}" for i in range(len(padded) - 3)]
+    feats += [f"c:{padded[i:i + 3]}" for i in range(len(padded) - 2)]
     feats += [f"f:{w}" for w in ws[:1]] + [f"f2:{'_'.join(ws[:2])}"] if ws else ["empty"]
     feats.append(f"len:{_length_band(len(text))}")
     feats.append(f"nw:{min(len(ws), 12)}")

@@ -11,6 +11,7 @@ Works offline on a fresh machine with nothing but Python's own sqlite3.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,10 +32,14 @@ class SQLiteStore:
     """A ``Store`` in one SQLite file; ``add`` ignores ids it already holds."""
 
     name = "embedded store"
+    remote = False  # runs in-process: no breaker to mind
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db: sqlite3.Connection | None = None
+        # One connection, used from deadline threads: a call abandoned past its
+        # deadline may still be running when the next one (or close) comes.
+        self._lock = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
@@ -46,8 +51,7 @@ class SQLiteStore:
         return self._db
 
     def add(self, items: Sequence[Item], *, timeout: float) -> None:
-        db = self._connect()
-        with db:
+        with self._lock, self._connect() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO passages (id, text, source) VALUES (?, ?, ?)",
                 [(item.id, item.text, item.source) for item in items],
@@ -59,15 +63,17 @@ class SQLiteStore:
             return []
         # Each term quoted, so FTS5 syntax in a message ("NOT", "*", ":") stays text.
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        rows = self._connect().execute(
-            "SELECT p.id, p.text, p.source, bm25(passages_fts) FROM passages_fts"
-            " JOIN passages p ON p.rowid = passages_fts.rowid"
-            " WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
-            (match, limit),
-        ).fetchall()
+        with self._lock:
+            rows = self._connect().execute(
+                "SELECT p.id, p.text, p.source, bm25(passages_fts) FROM passages_fts"
+                " JOIN passages p ON p.rowid = passages_fts.rowid"
+                " WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
+                (match, limit),
+            ).fetchall()
         return [Item(id_, text, "passage", source, -rank) for id_, text, source, rank in rows]
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

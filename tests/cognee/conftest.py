@@ -14,6 +14,10 @@ import pytest
 from server import CogneeServer, Installation, StandinLLM, install
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cognee: runs against a real Cognee server (minutes)")
+
+
 @pytest.fixture(scope="session")
 def cognee_installation() -> Installation:
     return install()

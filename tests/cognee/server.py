@@ -9,6 +9,7 @@ cannot run without one, and no hosted model is reachable here.
 
     python tests/cognee/server.py install          # CI runs this first
     python tests/cognee/server.py serve [--auth]   # a server to try by hand, until Ctrl-C
+    python tests/cognee/server.py measure [--auth] # time start, add, cognify, search
 
 From Python (what ``conftest.py`` does)::
 
@@ -19,6 +20,7 @@ From Python (what ``conftest.py`` does)::
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -63,6 +65,15 @@ def install(root: Path = CACHE, say=print) -> Installation:
     if installation.ready:
         return installation
     root.mkdir(parents=True, exist_ok=True)
+    with open(root / "install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two test runs at once: one installs, the other waits
+        if not installation.ready:
+            _install(installation, say)
+    return installation
+
+
+def _install(installation: Installation, say) -> None:
+    root = installation.root
     how = "uv" if _uv() else "pip"
     started = time.monotonic()
     say(f"installing {COGNEE} into {installation.venv} with {how} ...")
@@ -83,7 +94,6 @@ def install(root: Path = CACHE, say=print) -> Installation:
         "cognee_seconds": round(cognee_seconds, 1), "model_seconds": round(model_seconds, 1),
     }, indent=1))
     say(f"installed in {cognee_seconds + model_seconds:.1f} s")
-    return installation
 
 
 def _uv() -> str | None:
@@ -328,11 +338,48 @@ def _serve(auth: bool) -> None:
             pass
 
 
+def _measure(auth: bool, rounds: int = 9) -> None:
+    """Median and worst time of each store call on a fresh server (needs memsift importable)."""
+    import statistics
+    import tempfile
+
+    from memsift.stores.cognee import CogneeStore
+    from memsift.types import Item
+
+    installation = install()
+    home = Path(tempfile.mkdtemp(prefix="cognee-measure-"))
+    timings: dict[str, list[float]] = {"add": [], "cognify (settle)": [], "search": []}
+
+    def timed(name: str, call, *args, **kwargs) -> None:
+        started = time.monotonic()
+        call(*args, **kwargs)
+        timings[name].append(time.monotonic() - started)
+
+    with StandinLLM() as llm, CogneeServer(installation, home, llm_url=llm.url, auth=auth) as server:
+        timings["start"] = [server.started_in]
+        server.stop()
+        timings["restart"] = [server.start().started_in]
+        store = CogneeStore(server.url, dataset="measure",
+                            **({"user": USER, "password": PASSWORD} if auth else {}))
+        for n in range(rounds):
+            timed("add", store.add, [Item(f"m{n}", f"Decision {n}: the nightly job {n} writes to "
+                                                   f"bucket {n} because bucket {n + 1} is full.",
+                                          "passage", "measure")], timeout=60)
+            timed("cognify (settle)", store.settle, 120)
+            timed("search", store.search, f"where does job {n} write", limit=5, timeout=12)
+        store.close()
+    for name, seconds in timings.items():
+        print(f"{name:>18}: median {statistics.median(seconds):6.2f} s, "
+              f"max {max(seconds):6.2f} s over {len(seconds)}")
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else "install"
     if command == "install":
         install()
     elif command == "serve":
         _serve(auth="--auth" in sys.argv)
+    elif command == "measure":
+        _measure(auth="--auth" in sys.argv)
     else:
         sys.exit(__doc__)

@@ -16,6 +16,8 @@ from memsift.errors import ConfigurationError
 from memsift.stores.cognee import CogneeStore
 from memsift.types import Item, Store
 
+pytestmark = pytest.mark.cognee  # `pytest -m "not cognee"` skips the real servers
+
 # Four memories, and for each a question that shares almost none of its words.
 MEMORIES = {
     "lighthouse": ("The Zephyrine lighthouse on Kessel Point was kept by Marta Oyelaran "
