@@ -12,7 +12,6 @@ on a hook's hot path.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -31,7 +30,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'memsift' has no attribute {name!r}")

@@ -14,9 +14,9 @@ PosixPath('/tmp/m/projects/shop-<8 hex digits of the path's hash>')
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,7 @@ class Config:
     def project_dir(self, root: str | os.PathLike[str]) -> Path:
         """The folder holding one project's notes and embedded store."""
         resolved = Path(root).resolve()
-        digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:8]
+        digest = f"{zlib.crc32(str(resolved).encode()):08x}"  # zlib: hashlib costs an import here
         return self.home / "projects" / f"{resolved.name or 'root'}-{digest}"
 
 

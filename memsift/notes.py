@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -25,6 +23,8 @@ from .types import Edit, Item
 
 def note_id(text: str) -> str:
     """A note's id follows its text, so it survives lines moving around."""
+    import hashlib  # only once notes are read: a quiet message never gets here
+
     return "note-" + hashlib.sha1(text.strip().encode()).hexdigest()[:12]
 
 
@@ -85,7 +85,9 @@ class NotesFile:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _write(self, lines: list[str]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".notes-")
+        # A name of our own under the lock, rather than importing tempfile on the hot path.
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
                 out.write("".join(line + "\n" for line in lines))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from attrs import evolve, field, frozen
 
@@ -23,11 +23,12 @@ from .notes import note_id, one_line
 from .services import Services
 from .text import content_words, stem
 from .types import (
-    Answer, Category, Choice, ChoiceAnswer, Exchange, Item, Kind, Message, Noul, NoulAnswer,
-    Decider, Question, Redactor, Step, Store, Turn,
+    Answer, Category, Choice, ChoiceAnswer, Decider, Edit, Exchange, Item, Kind, Message, Noul,
+    NoulAnswer, Question, Redactor, Step, Store, Turn,
 )
 
 RECENT_TURNS = 4  # what the decider reads of the conversation: the last exchanges
+P = TypeVar("P", bound="_Path")
 
 
 @frozen
@@ -36,11 +37,13 @@ class _Path:
     stopped_by: str = ""
     notice: str | None = None
 
-    def log(self, stage: str, verdict: str, since: float, score: float | None = None, why: str = ""):
+    def log(self: P, stage: str, verdict: str, since: float, score: float | None = None, why: str = "") -> P:
+        """This state with one more step in its trace, timed from ``since``."""
         step = Step(stage, verdict, time.perf_counter() - since, score, why)
         return evolve(self, trace=(*self.trace, step))
 
-    def end(self, stage: str, why: str):
+    def end(self: P, stage: str, why: str) -> P:
+        """This state, ended: the runner runs no further stage."""
         return evolve(self, stopped_by=f"{stage}: {why}")
 
 
@@ -64,7 +67,7 @@ class Keep(_Path):
     category: Category | None = None
     keep: bool = False
     lines: tuple[str, ...] = ()
-    edits: tuple = ()
+    edits: tuple[Edit, ...] = ()
 
 
 Stage = Callable[[Services, Any], Any]
@@ -95,19 +98,15 @@ def call_service(services: Services, state: _Path, stage: str, target: Decider |
                              notice=health.notice(service, _session(state))))
     try:
         result = within(seconds, fn, *args, **kwargs)
-    except ServiceUnavailable as exc:
+    except (ServiceUnavailable, ConfigurationError) as exc:
+        # Either way memory pauses with a notice: a wrong key must not turn it off in silence.
+        refused = isinstance(exc, ConfigurationError)
         if health is not None:
-            health.failed(service, str(exc))
-        failed = state.log(stage, "unavailable", since, why=f"{service}: {exc}")
+            health.failed(service, f"refused us: {exc}" if refused else str(exc))
         notice = health.notice(service, _session(state)) if health is not None else None
-        raise EndPath(evolve(failed.end(stage, f"{service} unavailable"), notice=notice)) from exc
-    except ConfigurationError as exc:
-        # Memory pauses with a notice: a wrong key must not turn it off in silence.
-        if health is not None:
-            health.failed(service, f"refused us: {exc}")
-        notice = health.notice(service, _session(state)) if health is not None else None
-        refused = state.log(stage, "misconfigured", since, why=f"{service}: {exc}")
-        raise EndPath(evolve(refused.end(stage, f"{service} refused us: {exc}"), notice=notice)) from exc
+        ended = state.log(stage, "misconfigured" if refused else "unavailable", since, why=f"{service}: {exc}")
+        why = f"{service} refused us: {exc}" if refused else f"{service} unavailable"
+        raise EndPath(evolve(ended.end(stage, why), notice=notice)) from exc
     if health is not None:
         health.succeeded(service)
     return result
@@ -342,6 +341,7 @@ def already_said(text: str, turns: Sequence[set[str]], share: float = 0.8) -> bo
 
 
 HEADER = "From this project's memory (written in earlier sessions; the code may have changed since, check it before acting):"
+ITEM_CHARS = 600  # a kept exchange can be long; what is added stays a few lines
 
 
 def render(services: Services, state: Sift) -> Sift:
@@ -349,10 +349,14 @@ def render(services: Services, state: Sift) -> Sift:
     t0 = time.perf_counter()
     if not state.chosen:
         return state.log("render", "nothing", t0).end("render", "nothing to add")
-    lines = [HEADER] + [f"- {one_line(item.text)} [{item.source}]" for item in state.chosen]
+    lines = [HEADER] + [f"- {_shortened(one_line(item.text))} [{item.source}]" for item in state.chosen]
     text = "\n".join(lines)
     return evolve(state, text=text).log("render", f"{len(state.chosen)} items", t0).end(
         "render", f"added {len(state.chosen)} items")
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= ITEM_CHARS else text[: ITEM_CHARS - 1].rstrip() + "…"
 
 
 # -- retain --------------------------------------------------------------------

@@ -17,7 +17,8 @@ What goes over the wire, and when:
     ...                 "passage", "notes.md:3")], timeout=30)
     >>> store.settle(timeout=120)      # wait for cognify, as the bench does after loading
     >>> store.search("why not Adyen?", limit=3, timeout=12)
-    [Item(id='a1', text='We chose Stripe over Adyen: ...', origin='passage', source='cognee:memsift', score=0.58)]
+    [Item(id='a1', text='We chose Stripe over Adyen: ...', origin='passage',
+          source='cognee:memsift', score=0.58)]
 
 Failures come out as memsift's errors: ``ServiceUnavailable`` when the server
 is unreachable, times out or fails (5xx, or Cognee's own "cannot now"
@@ -70,7 +71,8 @@ class CogneeStore:
         self.name = f"Cognee at {self.url}"
         self.dataset = dataset
         self.source = f"cognee:{dataset}"
-        self._node_set = f"memsift:{dataset}"  # without access control, a dataset name does not scope a search
+        # Without access control a dataset name does not scope a search; this node set does.
+        self._node_set = f"memsift:{dataset}"
         self._api_key = api_key
         self._user = user
         self._password = password
@@ -243,7 +245,8 @@ class CogneeStore:
             raise DeadlineExceeded(f"{self.name} did not answer {method} {path} "
                                    "within its deadline") from error
         except httpx.TransportError as error:
-            raise ServiceUnavailable(f"{self.name} is unreachable: {error or type(error).__name__}") from error
+            said = str(error) or type(error).__name__
+            raise ServiceUnavailable(f"{self.name} is unreachable: {said}") from error
 
     def _attempt(self, method: str, path: str, deadline: float, **kwargs: Any) -> _Reply:
         import httpx

@@ -10,13 +10,16 @@ Works offline on a fresh machine with nothing but Python's own sqlite3.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..text import content_words
 from ..types import Item
+
+if TYPE_CHECKING:
+    import sqlite3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (id TEXT PRIMARY KEY, text TEXT NOT NULL, source TEXT NOT NULL);
@@ -43,6 +46,8 @@ class SQLiteStore:
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
+            import sqlite3  # on first use: a quiet message never opens the store
+
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # check_same_thread off: calls run in a deadline thread (budget.within).
             db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)

@@ -12,6 +12,7 @@ when its request line goes by. Binds 127.0.0.1 only.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import threading
@@ -80,10 +81,8 @@ class Proxy:
             pass
         finally:
             for sock in (source, target):
-                try:
+                with contextlib.suppress(OSError):  # the other side may be gone already
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def _count(self, data: bytes) -> None:
         found = _REQUEST_LINE.match(data)

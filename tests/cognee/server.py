@@ -20,6 +20,7 @@ From Python (what ``conftest.py`` does)::
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -201,20 +202,16 @@ class _Child:
             return
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(grace)
-            except subprocess.TimeoutExpired:
-                pass
         self.kill()
 
     def kill(self) -> None:
         """SIGKILL the process and its workers at once: a crash, as the fault tests want."""
         if self.process is None:
             return
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)  # the group we created, workers included
-        except ProcessLookupError:
-            pass
+        with contextlib.suppress(ProcessLookupError):  # the group we created, workers included
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         self.process = None
 
