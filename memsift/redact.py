@@ -495,6 +495,7 @@ RULES: tuple[Rule, ...] = (
     prefixed("jwt", r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,1024}", "eyJ"),
     # Short or missing prefixes that a word or a hash can contain; they run
     # after the distinctive ones, which leaves fewer glued neighbours to wait for.
+    prefixed("mollie-api-key", r"\b(?:live|test)_[A-Za-z0-9]{30}\b", "live_", "test_", judge=random_value),
     prefixed("openai-key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,300}", "sk-", judge=random_value),
     prefixed("huggingface-token", r"(?:hf_|api_org_)[A-Za-z]{30,40}", "hf_", "api_org_"),
     prefixed("replicate-token", r"r8_[A-Za-z0-9]{37}", "r8_"),

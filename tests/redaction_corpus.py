@@ -120,6 +120,10 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         "2024-06-03 10:14:22,118 botocore.credentials INFO Found credentials in environment variables. key=§ expires=2024-06-03T11:14:22Z",
         'env:\n  - name: AWS_ACCESS_KEY_ID\n    value: "§"\n',
     ]),
+    ("mollie-api-key", lambda: "live_" + draw(ALNUM, 30), [
+        "the shop owner finally sent the payment provider key, set it in production: §",
+        "MOLLIE_API_KEY=§\nMOLLIE_PROFILE=pfl_3RkSN4Fzjq\n",
+    ]),
     ("s3-compatible-access-key-id", lambda: draw(UPPER_ALNUM, 20), [
         "the backup cron talks to our object storage:\nS3_ACCESS_KEY_ID=§\nS3_ENDPOINT=https://s3.fr-par.example.net\n",
         'minio:\n  access_key_id: "§"\n  bucket: nightly-dumps\n',

@@ -222,9 +222,7 @@ class _Child:
 class StandinLLM(_Child):
     """The stand-in LLM on a free loopback port; ``url`` is its base URL."""
 
-    def __init__(self, log: Path | None = None) -> None:
-        self.log = log or Path(os.devnull)
-        self.url = ""
+    url = ""
 
     def start(self) -> StandinLLM:
         self.process = subprocess.Popen(
