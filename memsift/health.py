@@ -40,6 +40,9 @@ _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forg
 _CLOSED: dict[str, Any] = {"open": False, "since": 0.0, "reason": "", "retry_at": 0.0, "told": {}}
 
 
+REFUSED = "refused us"  # how a failure reason starts when the service refused our settings
+
+
 class Health:
     """The breakers of the remote services, one per service name."""
 
@@ -94,7 +97,10 @@ class Health:
             **s, "told": _remember(s["told"], session, [s["since"], s["open"]])})
         if state["open"]:
             since = time.strftime("%H:%M", time.localtime(state["since"]))
-            return f"memory paused: {service} unreachable since {since}; reminders are off"
+            # A refusal (bad key, wrong URL) is not an outage: say which, so the fix is obvious.
+            what = ("refuses memsift's settings (check its key and URL)"
+                    if state["reason"].startswith(REFUSED) else "unreachable")
+            return f"memory paused: {service} {what} since {since}; reminders are off"
         return f"memory resumed: {service} answers again; reminders are on"
 
     def _read(self) -> dict[str, dict[str, Any]]:

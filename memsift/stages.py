@@ -19,6 +19,7 @@ from attrs import evolve, field, frozen
 
 from .budget import within
 from .errors import ConfigurationError, ServiceUnavailable
+from .health import REFUSED
 from .notes import note_id, one_line
 from .services import Services
 from .text import content_words, stem
@@ -102,10 +103,10 @@ def call_service(services: Services, state: _Path, stage: str, target: Decider |
         # Either way memory pauses with a notice: a wrong key must not turn it off in silence.
         refused = isinstance(exc, ConfigurationError)
         if health is not None:
-            health.failed(service, f"refused us: {exc}" if refused else str(exc))
+            health.failed(service, f"{REFUSED}: {exc}" if refused else str(exc))
         notice = health.notice(service, _session(state)) if health is not None else None
         ended = state.log(stage, "misconfigured" if refused else "unavailable", since, why=f"{service}: {exc}")
-        why = f"{service} refused us: {exc}" if refused else f"{service} unavailable"
+        why = f"{service} {REFUSED}: {exc}" if refused else f"{service} unavailable"
         raise EndPath(evolve(ended.end(stage, why), notice=notice)) from exc
     if health is not None:
         health.succeeded(service)

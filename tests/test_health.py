@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsift.health import FILE_NAME, Health
+from memsift.health import FILE_NAME, REFUSED, Health
 
 SERVICE = "Cognee at http://127.0.0.1:8011"
 
@@ -62,6 +62,16 @@ def test_a_failed_probe_starts_a_new_cooldown_and_a_success_closes(tmp_path):
     health.succeeded(SERVICE)
     assert health.allows(SERVICE)
     assert health.allows(SERVICE)
+
+
+def test_a_refusal_is_told_as_one_not_as_an_outage(tmp_path):
+    clock = Clock(time.mktime((2026, 3, 4, 9, 30, 0, 0, 0, -1)))
+    health = Health(tmp_path, clock=clock)
+    health.failed(SERVICE, f"{REFUSED}: 401 invalid API key")
+
+    assert health.notice(SERVICE, "s1") == (
+        f"memory paused: {SERVICE} refuses memsift's settings (check its key and URL) since 09:30; "
+        "reminders are off")
 
 
 def test_the_notice_says_since_when_once_per_session(tmp_path):
