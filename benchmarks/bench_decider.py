@@ -61,7 +61,7 @@ def main() -> None:
         state = {"message": message, "conversation": [], "kind": "past_choice"}
         for item in items[:20]:
             question = {"j": Noul("answers", {"item": item, "origin": "note"})}
-            judge += timed(lambda q=question: decider.decide(state, q), 1)
+            judge += timed(lambda s=state, q=question: decider.decide(s, q), 1)
     retain = [s for u, a in exchanges for s in timed(
         lambda u=u, a=a: decider.decide({"user": u, "assistant": a}, keep), 5)]
 

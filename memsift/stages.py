@@ -30,6 +30,7 @@ from .types import (
 
 RECENT_TURNS = 4  # what the decider reads of the conversation: the last exchanges
 P = TypeVar("P", bound="_Path")
+T = TypeVar("T")
 
 
 @frozen
@@ -198,14 +199,22 @@ def classify(services: Services, state: Sift) -> Sift:
     t0 = time.perf_counter()
     answer = ask(services, state, "classify", t0, {"kind": Choice("kind", "What kind of message is this?",
                                                                   KIND_OPTIONS)})["kind"]
-    assert isinstance(answer, ChoiceAnswer)
-    probabilities = {Kind(k): p for k, p in answer.probabilities.items()}
-    p_search = sum(p for k, p in probabilities.items() if k.searches)
-    searches = p_search >= services.config.search_threshold
-    kind = max((k for k in probabilities if k.searches == searches), key=probabilities.__getitem__)
+    p_search, searches, kind = _side(answer, Kind, lambda k: k.searches, services.config.search_threshold)
     state = evolve(state, kind=kind).log("classify", kind.value, t0, p_search,
                                          why=f"p(search)={p_search:.2f}")
     return state if searches else state.end("classify", f"{kind.value} needs no memory")
+
+
+def _side(answer: Answer, label: Callable[[str], T], yes: Callable[[T], bool],
+          threshold: float) -> tuple[float, bool, T]:
+    """Decide a choice by the summed probability of its "yes" options, then take the likeliest
+    option of the side chosen: (probability of yes, yes?, option)."""
+    assert isinstance(answer, ChoiceAnswer)
+    probabilities = {label(option): p for option, p in answer.probabilities.items()}
+    p_yes = sum(p for option, p in probabilities.items() if yes(option))
+    chosen = p_yes >= threshold
+    side = [option for option in probabilities if yes(option) == chosen] or list(probabilities)
+    return p_yes, chosen, max(side, key=probabilities.__getitem__)
 
 
 def notes(services: Services, state: Sift) -> Sift:
@@ -375,12 +384,7 @@ def keep(services: Services, state: Keep) -> Keep:
     t0 = time.perf_counter()
     answer = ask(services, state, "keep", t0, {"keep": Choice("keep", "Does this exchange deserve memory?",
                                                               KEEP_OPTIONS)})["keep"]
-    assert isinstance(answer, ChoiceAnswer)
-    probabilities = {Category(c): p for c, p in answer.probabilities.items()}
-    p_keep = sum(p for c, p in probabilities.items() if c.kept)
-    kept = p_keep >= services.config.keep_threshold
-    side = [c for c in probabilities if c.kept == kept] or list(Category)
-    category = max(side, key=lambda c: probabilities.get(c, 0.0))
+    p_keep, kept, category = _side(answer, Category, lambda c: c.kept, services.config.keep_threshold)
     state = evolve(state, keep=kept, category=category).log("keep", category.value, t0, p_keep)
     return state if kept else state.end("keep", f"dropped as {category.value}")
 

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from ..remote import read_within
 from ..types import Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer
 
 if TYPE_CHECKING:
@@ -141,17 +142,10 @@ class SystemOneDecider:
             headers["Authorization"] = f"Bearer {self._api_key}"
         client = self._http()
         timeout = httpx.Timeout(remaining, connect=min(self._connect_timeout, remaining))
-        response = client.send(client.build_request("POST", self.url, content=body, headers=headers,
-                                                    timeout=timeout), stream=True)
-        try:
-            read = bytearray()
-            for piece in response.iter_bytes():
-                read += piece
-                if time.monotonic() > deadline:  # an answer trickling in must not outrun the deadline
-                    raise DeadlineExceeded(f"{self.name} did not answer within {self.deadline:g} s")
-        finally:
-            response.close()
-        return _Reply(response.status_code, bytes(read), _retry_after(response.headers))
+        request = client.build_request("POST", self.url, content=body, headers=headers, timeout=timeout)
+        status, read, answered = read_within(client, request, deadline,
+                                             late=f"{self.name} did not answer within {self.deadline:g} s")
+        return _Reply(status, read, _retry_after(answered))
 
     def _payload(self, reply: _Reply) -> Any:
         """The JSON of a successful reply; otherwise the memsift error its status means."""

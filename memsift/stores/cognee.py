@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from ..remote import read_within
 from ..types import Item
 
 if TYPE_CHECKING:
@@ -256,17 +257,9 @@ class CogneeStore:
             raise DeadlineExceeded(f"{self.name}: no time left for {method} {path}")
         timeout = httpx.Timeout(remaining, connect=min(self._connect_timeout, remaining))
         client = self._http()
-        response = client.send(client.build_request(method, path, timeout=timeout, **kwargs),
-                               stream=True)
-        try:
-            body = bytearray()
-            for piece in response.iter_bytes():
-                body += piece
-                if time.monotonic() > deadline:  # an answer trickling in must not outrun the deadline
-                    raise DeadlineExceeded(f"{self.name}: {method} {path} ran past its deadline")
-        finally:
-            response.close()
-        return _Reply(response.status_code, bytes(body))
+        status, body, _ = read_within(client, client.build_request(method, path, timeout=timeout, **kwargs),
+                                      deadline, late=f"{self.name}: {method} {path} ran past its deadline")
+        return _Reply(status, body)
 
     def _answer(self, reply: _Reply) -> Any:
         """The JSON of a successful reply; otherwise the memsift error its status means."""
