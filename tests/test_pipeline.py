@@ -27,7 +27,7 @@ from memsift.pipeline import recall, retain
 from memsift.redact import PatternRedactor
 from memsift.revise import DuplicateReviser
 from memsift.services import Services, SessionLog
-from memsift.stages import HEADER, classify, note_line, notes, redact, render
+from memsift.stages import EVERY_MESSAGE_STAGES, HEADER, classify, note_line, notes, redact, render
 from memsift.stores.sqlite import SQLiteStore
 from memsift.types import Category, Decider, Exchange, Item, Kind, Message, Recall, Store, Turn
 
@@ -108,6 +108,33 @@ def test_recall_a_secret_never_reaches_the_decider(project):
     recall(message, evolve(project, decider=recorder))
 
     assert recorder.states and not any(GITHUB_TOKEN in seen for seen in recorder.states)
+
+
+class RecordingStore:
+    """Passes every search to the real store and keeps the queries it was sent."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.queries = inner, inner.name, []
+
+    def search(self, query, *, limit, timeout):
+        self.queries.append(query)
+        return self.inner.search(query, limit=limit, timeout=timeout)
+
+    def add(self, items, *, timeout):
+        self.inner.add(items, timeout=timeout)
+
+
+def test_recall_a_secret_never_reaches_the_store(project):
+    recorder = RecordingStore(project.store)
+    conversation = (Turn("user", "which token does the broker use?"),
+                    Turn("assistant", f"The broker authenticates with {GITHUB_TOKEN}."))
+    message = Message("ok", conversation, "s1")  # a terse message: the search borrows the last answer
+
+    recall(message, evolve(project, store=recorder), stages=EVERY_MESSAGE_STAGES)
+    recall(Message(f"celery hangs again, token {GITHUB_TOKEN}", (), "s1"), evolve(project, store=recorder),
+           stages=EVERY_MESSAGE_STAGES)
+
+    assert len(recorder.queries) == 2 and not any(GITHUB_TOKEN in query for query in recorder.queries)
 
 
 # -- retain end to end ---------------------------------------------------------------

@@ -12,9 +12,13 @@ import pytest
 from proxy import Proxy
 from server import PASSWORD, USER
 
+from examples import INCIDENT
+from memsift.config import load_config
 from memsift.errors import ConfigurationError
+from memsift.pipeline import retain
+from memsift.services import open_services
 from memsift.stores.cognee import CogneeStore
-from memsift.types import Item, Store
+from memsift.types import Exchange, Item, Store
 
 pytestmark = pytest.mark.cognee  # `pytest -m "not cognee"` skips the real servers
 
@@ -220,3 +224,20 @@ def test_no_credentials_for_a_server_that_wants_them_is_a_configuration_error(co
 
     with pytest.raises(ConfigurationError, match="401.*Authentication required"):
         store.search("anything", limit=3, timeout=12)
+
+
+def test_what_retain_sends_to_cognee_is_redacted(cognee_server, tmp_path):
+    token = "ghp_R8sT2vW9xY4zA7bC1dE5fG3hJ6kL0mN2pQ4r"
+    dataset = fresh_dataset()
+    services = open_services(load_config({
+        "MEMSIFT_HOME": str(tmp_path), "MEMSIFT_STORE": "cognee", "MEMSIFT_COGNEE_URL": cognee_server.url,
+        "MEMSIFT_DATASET": dataset}), tmp_path)
+    exchange = Exchange(INCIDENT.user, f"{INCIDENT.assistant} The export job now reads its token {token}.")
+
+    result = retain(exchange, services)
+    services.store.settle(60)
+
+    assert result.keep and services.outbox.pending() == 0
+    chunks = raw_chunks(cognee_server.url, dataset, "nightly export out of memory")
+    assert chunks and all(token not in chunk["text"] for chunk in chunks)
+    assert any("[REDACTED:github-token]" in chunk["text"] for chunk in chunks)
