@@ -6,13 +6,9 @@ with no adapter around it, the UserPromptSubmit hook on a quiet message, and
 the hook on a searching message that a seeded note answers. Prints the median
 and p95 wall time and the median CPU time of each.
 
-    $ .venv/bin/python benchmarks/bench_hook.py --runs 100
-    case                            median       p95  cpu median   median over python -c pass
-                                    (wall)    (wall)  (user+sys)              (100 runs each)
-    python -c pass                 36.0 ms   51.8 ms     17.8 ms
-    recall alone, quiet message   277.2 ms  393.6 ms    144.2 ms                    +241.2 ms
-    hook, quiet message           284.2 ms  396.0 ms    148.2 ms                    +248.3 ms
-    hook, searching message       285.7 ms  409.3 ms    151.4 ms                    +249.7 ms
+    $ .venv/bin/python benchmarks/bench_hook.py --runs 60
+
+(docs/agents.md quotes a run and how to read it.)
 
 The hook runs as adapters/claude-code/hooks.json has it: this interpreter,
 adapters/hook.py by path, the payload on stdin, in a fresh memsift home. The
