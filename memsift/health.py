@@ -27,11 +27,12 @@ one extra probe, never a wrong state for long.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import time
 from collections.abc import Callable
 from typing import Any
+
+from .files import write_atomically
 
 FILE_NAME = "health.json"
 _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forgotten
@@ -116,13 +117,7 @@ class Health:
                 change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         services = self._read()
         services[service] = change(services.get(service, _CLOSED))
-        self._write(services)
-
-    def _write(self, services: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(services), encoding="utf-8")
-        os.replace(temporary, self.path)  # readers see the old file or the new, never half
+        write_atomically(self.path, json.dumps(services))
 
 
 def _remember(told: dict[str, list], session: str, heard: list) -> dict[str, list]:

@@ -12,12 +12,10 @@ interleave lines and a crash never leaves half a file.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from .files import locked, write_atomically
 from .types import Edit, Item
 
 
@@ -62,7 +60,7 @@ class NotesFile:
         new = [one_line(line) for line in lines if line.strip()]
         if not new:
             return
-        with self._locked():
+        with locked(self.path):
             self._write(self.lines() + new)
 
     def apply(self, edits: Sequence[Edit]) -> None:
@@ -71,31 +69,11 @@ class NotesFile:
         Edits naming a line that does not exist are ignored: a reviser may be
         wrong, the notes must not suffer for it.
         """
-        with self._locked():
+        with locked(self.path):
             self._write(apply_edits(self.lines(), edits))
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
     def _write(self, lines: list[str]) -> None:
-        # A name of our own under the lock, rather than importing tempfile on the hot path.
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-                out.write("".join(line + "\n" for line in lines))
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_atomically(self.path, "".join(line + "\n" for line in lines))
 
 
 def apply_edits(lines: Sequence[str], edits: Sequence[Edit]) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from .services import Services
-from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path
+from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, is_remote
 from .types import Exchange, Message, Recall, Retained
 
 S = TypeVar("S", bound=_Path)
@@ -54,7 +54,7 @@ def _health_news(services: Services, session: str) -> str | None:
     if services.health is None:
         return None
     for service in (services.decider, services.store):
-        if service is not None and getattr(service, "remote", True):
+        if service is not None and is_remote(service):
             news = services.health.notice(service.name, session)
             if news:
                 return news

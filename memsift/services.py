@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING
 from attrs import frozen
 
 from .config import Config
+from .files import locked, write_atomically
 from .notes import NotesFile
 from .revise import DuplicateReviser
 from .types import Decider, Notebook, Redactor, Reviser, Store
@@ -60,13 +60,8 @@ class SessionLog:
         if not session:
             return
         path = self._path(session)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Locked: two hooks of one session finishing together must not lose ids.
-        with open(path.with_suffix(".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(sorted(self.given(session) | set(ids))), encoding="utf-8")
-            os.replace(tmp, path)
+        with locked(path):  # two hooks of one session finishing together must not lose ids
+            write_atomically(path, json.dumps(sorted(self.given(session) | set(ids))))
 
 
 def open_services(config: Config, project_root: str | os.PathLike[str] = ".") -> Services:

@@ -93,7 +93,7 @@ def call_service(services: Services, state: _Path, stage: str, target: Decider |
     says it runs in-process with ``remote = False``: it has no breaker.
     """
     service = target.name
-    health = services.health if getattr(target, "remote", True) else None
+    health = services.health if is_remote(target) else None
     if health is not None and not health.allows(service):
         paused = state.log(stage, "paused", since, why=f"{service} is paused")
         raise EndPath(evolve(paused.end(stage, f"{service} paused"),
@@ -112,6 +112,11 @@ def call_service(services: Services, state: _Path, stage: str, target: Decider |
     if health is not None:
         health.succeeded(service)
     return result
+
+
+def is_remote(service: Decider | Store) -> bool:
+    """Whether a service has a breaker: all do, but those that say ``remote = False``."""
+    return getattr(service, "remote", True)
 
 
 def _session(state: _Path) -> str:
