@@ -47,11 +47,15 @@ class Config:
     # Decision thresholds on calibrated probabilities; tune per project.
     search_threshold: float = 0.4  # summed probability of the six searching kinds
     answers_threshold: float = 0.7
+    # A message that asks about memory itself (an earlier choice, an earlier session, work left
+    # off) can only be answered from memory: its best match is worth adding at a lower bar.
+    asked_threshold: float = 0.5
     settled_threshold: float = 0.8  # a note this sure ends the search: the store is not asked
     worth_threshold: float = 0.3
     keep_threshold: float = 0.5
     repeat_threshold: float = 0.85  # an item this session was given comes again only this sure
-    max_items: int = 2
+    said_share: float = 0.6  # an item whose words one turn already holds at this share is not added
+    max_items: int = 1  # the best item only: on the dev scenarios a second was needed 1 time in 3
     search_limit: int = 5
 
     def project_dir(self, root: str | os.PathLike[str]) -> Path:
@@ -129,5 +133,7 @@ def _check(name: str, value: Any) -> None:
         raise ConfigurationError(f"{name} must be a positive number of seconds, not {value!r}")
     if name.endswith("_threshold") and not 0 <= value <= 1:
         raise ConfigurationError(f"{name} is a probability: between 0 and 1, not {value!r}")
+    if name.endswith("_share") and not 0 < value <= 1:
+        raise ConfigurationError(f"{name} is a share: above 0 and at most 1, not {value!r}")
     if name in {"max_items", "search_limit"} and value < 1:
         raise ConfigurationError(f"{name} must be at least 1, not {value!r}")

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from attrs import evolve, field, frozen
 
 from .budget import within
+from .config import Config
 from .errors import ConfigurationError, ServiceUnavailable
 from .health import REFUSED
 from .notes import note_id, one_line
@@ -312,10 +313,15 @@ def _judge_items(services: Services, state: Sift, stage: str, t0: float,
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
-    threshold = services.config.answers_threshold
+    threshold = answers_threshold(services.config, state.kind)
     scored = [(answers[str(i)].noul, i) for i in range(len(items))]  # type: ignore[union-attr]
     passing = sorted((p, i) for p, i in scored if p >= threshold)[::-1][: services.config.max_items]
     return tuple(evolve(items[i], score=p) for p, i in passing)
+
+
+def answers_threshold(config: Config, kind: Kind | None) -> float:
+    """The bar an item must pass: lower when the message asks about memory itself."""
+    return config.asked_threshold if kind is not None and kind.asks_memory else config.answers_threshold
 
 
 def dedupe(services: Services, state: Sift) -> Sift:
@@ -331,7 +337,7 @@ def dedupe(services: Services, state: Sift) -> Sift:
     for item in state.chosen:
         key = " ".join(item.text.split()).lower()
         # Given earlier in this session: again only when the message plainly asks for it.
-        if (item.id in given and item.score < repeat) or {key, item.id} & seen or already_said(item.text, turns):
+        if (item.id in given and item.score < repeat) or {key, item.id} & seen or already_said(item.text, turns, services.config.said_share):
             continue
         seen |= {key, item.id}
         kept.append(item)
@@ -345,17 +351,18 @@ def dedupe(services: Services, state: Sift) -> Sift:
     return state
 
 
-def already_said(text: str, turns: Sequence[set[str]], share: float = 0.8) -> bool:
-    """Does one turn of the conversation already hold most of this item's words?
+def already_said(text: str, turns: Sequence[set[str]], share: float) -> bool:
+    """Does one turn of the conversation already hold ``share`` of this item's words?
 
     One turn, not the whole conversation: a long session talks around a
-    subject in many words without ever stating the fact itself.
+    subject in many words without ever stating the fact itself. A turn that
+    restates an item rewords it, so a share well under 1 is enough.
     """
     words = {stem(w) for w in content_words(text)}
     return bool(words) and any(len(words & said) / len(words) >= share for said in turns)
 
 
-HEADER = "From this project's memory (written in earlier sessions; the code may have changed since, check it before acting):"
+HEADER = "Project memory from earlier sessions (may be out of date; check the code):"
 ITEM_CHARS = 600  # a kept exchange can be long; what is added stays a few lines
 
 

@@ -36,12 +36,19 @@ class Kind(enum.StrEnum):
         """True for the six kinds that check memory."""
         return self in SEARCHING_KINDS
 
+    @property
+    def asks_memory(self) -> bool:
+        """True for the three kinds that ask about memory itself: an earlier choice, an earlier
+        session, work left off. Their answer can only be in memory."""
+        return self in ASKING_KINDS
+
 
 QUIET_KINDS = frozenset({
     Kind.REACTION, Kind.ACTION_ON_FINISHED_WORK, Kind.COMPLETE_INSTRUCTION,
     Kind.GENERAL_KNOWLEDGE, Kind.CONVERSATION_QUESTION,
 })
 SEARCHING_KINDS = frozenset(Kind) - QUIET_KINDS
+ASKING_KINDS = frozenset({Kind.PAST_CHOICE, Kind.EARLIER_EXCHANGE, Kind.RESUMING_WORK})
 
 
 class Category(enum.StrEnum):

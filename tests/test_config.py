@@ -123,6 +123,9 @@ def test_a_deadline_that_is_not_positive_is_a_configuration_error(tmp_path, valu
 
 @pytest.mark.parametrize(("variable", "value"), [("MEMSIFT_ANSWERS_THRESHOLD", "1.5"),
                                                  ("MEMSIFT_KEEP_THRESHOLD", "-0.1"),
+                                                 ("MEMSIFT_ASKED_THRESHOLD", "2"),
+                                                 ("MEMSIFT_SAID_SHARE", "0"),
+                                                 ("MEMSIFT_SAID_SHARE", "1.2"),
                                                  ("MEMSIFT_MAX_ITEMS", "0")])
 def test_a_threshold_outside_zero_one_or_no_room_for_items_is_a_configuration_error(tmp_path, variable, value):
     with pytest.raises(ConfigurationError):

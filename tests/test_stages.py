@@ -327,6 +327,19 @@ def test_judge_asks_one_question_per_passage(services, scripted):
     assert decider.calls[0][0]["kind"] == "past_choice"  # the judge reads the kind
 
 
+@pytest.mark.parametrize("kind", sorted(SEARCHING_KINDS))
+def test_judge_takes_a_weaker_match_only_when_the_message_asks_about_memory_itself(services, scripted, kind):
+    config = services.config
+    between = (config.asked_threshold + config.answers_threshold) / 2
+    decider = scripted(answers=lambda item, origin: between)
+    state = sift("and the search engine?", kind=kind, candidates=(MEILI,))
+
+    out = judge(with_decider(services, decider), state)
+
+    asks = kind in {Kind.PAST_CHOICE, Kind.EARLIER_EXCHANGE, Kind.RESUMING_WORK}
+    assert [item.id for item in out.chosen] == (["a3"] if asks else [])
+
+
 def test_judge_is_skipped_when_a_note_answered(services, scripted):
     decider = scripted()
     state = sift("why Caddy?", kind=Kind.PAST_CHOICE, answered=True, chosen=(passage("n", CADDY),))
@@ -372,6 +385,17 @@ def test_dedupe_drops_what_this_session_was_already_given(services):
     assert services.session_log.given("s1") == {"a1", "a3"}
 
 
+def test_dedupe_drops_an_item_a_turn_restated_in_other_words_up_to_the_configured_share(services):
+    # The assistant's turn holds 7 of the passage's 11 content words: a restatement, not the passage.
+    said = Turn("assistant", "Meilisearch was picked over Elasticsearch since it runs in 200 MB of RAM.")
+    state = sift("and the search engine?", Turn("user", "what runs search?"), said, chosen=(MEILI,))
+
+    strict = evolve(services, config=evolve(services.config, said_share=1.0))
+
+    assert dedupe(services, state).chosen == ()
+    assert [item.id for item in dedupe(strict, state).chosen] == ["a3"]
+
+
 def test_dedupe_drops_a_repeat_of_the_same_text(services):
     twin = Item("n9", "  celery workers HUNG after a broker connection reset; the fix was "
                       "broker_connection_retry_on_startup=True and a heartbeat of 30 seconds. ",
@@ -410,7 +434,7 @@ def test_render_a_header_one_line_per_item_with_its_pointer_and_the_reminder(ser
     lines = out.text.split("\n")
     assert lines == [HEADER, f"- {CADDY} [notes.md:4]",
                      "- Celery workers hung; the fix was a heartbeat of 30 s. [archive]"]
-    assert "check it before acting" in lines[0]
+    assert "may be out of date" in lines[0]
     assert out.stopped_by == "render: added 2 items"
 
 
