@@ -52,7 +52,7 @@ class Config:
     asked_threshold: float = 0.5
     settled_threshold: float = 0.8  # a note this sure ends the search: the store is not asked
     worth_threshold: float = 0.3
-    keep_threshold: float = 0.5
+    keep_threshold: float = 0.6
     repeat_threshold: float = 0.85  # an item this session was given comes again only this sure
     said_share: float = 0.6  # an item whose words one turn already holds at this share is not added
     max_items: int = 1  # the best item only: on the dev scenarios a second was needed 1 time in 3
