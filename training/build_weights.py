@@ -23,7 +23,9 @@ import hashlib
 import json
 import sys
 from array import array
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +37,7 @@ from memsift.decider.embedded import exchange_features  # noqa: E402
 from memsift.decider.features import (  # noqa: E402
     BUCKETS, DF_BUCKETS, JUDGE_FEATURES, MessageView, df_bucket, judge_features, make_idf, text_features,
 )
+from memsift.redact import PatternRedactor  # noqa: E402
 from memsift.stages import RECENT_TURNS  # noqa: E402
 from memsift.text import content_words, stem  # noqa: E402
 from memsift.types import Category, Kind  # noqa: E402
@@ -44,10 +47,28 @@ KINDS = [k.value for k in Kind]
 CATEGORIES = [c.value for c in Category]
 
 
+TEXT_FIELDS = frozenset({"text", "user", "assistant", "previous"})
+
+
+def redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """The corpus as the model meets text at run time: secrets already replaced by placeholders."""
+    if isinstance(value, dict):
+        return {k: redact(v) if k in TEXT_FIELDS and isinstance(v, str) else redacted(v, redact)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, redact) for v in value]
+    return value
+
+
 def load_corpus(folder: Path) -> dict[str, list]:
+    redact = PatternRedactor().redact
     kinds, worth, pairs, keeps, texts = [], [], [], [], []
+
+    def read(text: str) -> Any:
+        return redacted(json.loads(text), redact)
+
     for path in sorted(folder.glob("scenario-*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read(path.read_text(encoding="utf-8"))
         memory = [(m["id"], m["text"], True) for m in data["memory"]["notes"]]
         memory += [(m["id"], m["text"], False) for m in data["memory"]["archive"]]
         texts += [text for _, text, _ in memory]
@@ -67,13 +88,13 @@ def load_corpus(folder: Path) -> dict[str, list]:
     for path in sorted(folder.glob("messages-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
-                row = json.loads(line)
+                row = read(line)
                 kinds.append((row["text"], row["kind"]))
                 texts.append(row["text"])
     for path in sorted(folder.glob("retain-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
-                row = json.loads(line)
+                row = read(line)
                 keeps.append((row["user"], row["assistant"], row["category"]))
                 texts += [row["user"], row["assistant"]]
     return {"kinds": kinds, "worth": worth, "pairs": pairs, "keeps": keeps, "texts": texts}
