@@ -176,3 +176,34 @@ def test_project_dir_of_the_filesystem_root_is_named(tmp_path):
     config = load_config({"MEMSIFT_HOME": str(tmp_path)})
 
     assert config.project_dir("/").name.startswith("root-")
+
+
+# -- the documentation -----------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def documented_defaults(page: str) -> dict[str, str]:
+    """``setting -> default`` from the rows of a page's tables that name one setting."""
+    rows = {}
+    for line in (DOCS / page).read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].count("`") == 2 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[1]
+    return rows
+
+
+@pytest.mark.parametrize("page", ["configuration.md", "deciders.md"])
+def test_the_docs_give_each_number_setting_its_default(page):
+    rows = documented_defaults(page)
+    numbers = [f for f in attrs.fields(Config) if isinstance(f.default, int | float) and f.name in rows]
+
+    assert numbers, f"no setting found in docs/{page}"
+    for field in numbers:
+        assert float(rows[field.name].removesuffix(" s")) == field.default, field.name
+
+
+def test_the_configuration_page_names_every_setting():
+    page = (DOCS / "configuration.md").read_text(encoding="utf-8")
+
+    assert [f.name for f in attrs.fields(Config)[1:] if f"`{f.name}`" not in page] == []
