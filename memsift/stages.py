@@ -333,11 +333,11 @@ def dedupe(services: Services, state: Sift) -> Sift:
     given = log.given(state.message.session) if log is not None else set()
     kept: list[Item] = []
     seen: set[str] = set()
-    repeat = services.config.repeat_threshold
+    repeat, share = services.config.repeat_threshold, services.config.said_share
     for item in state.chosen:
         key = " ".join(item.text.split()).lower()
         # Given earlier in this session: again only when the message plainly asks for it.
-        if (item.id in given and item.score < repeat) or {key, item.id} & seen or already_said(item.text, turns, services.config.said_share):
+        if (item.id in given and item.score < repeat) or {key, item.id} & seen or already_said(item.text, turns, share):
             continue
         seen |= {key, item.id}
         kept.append(item)
