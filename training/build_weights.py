@@ -47,7 +47,7 @@ KINDS = [k.value for k in Kind]
 CATEGORIES = [c.value for c in Category]
 
 
-TEXT_FIELDS = frozenset({"text", "user", "assistant", "previous"})
+TEXT_FIELDS = frozenset({"text", "user", "assistant"})  # what the build reads of a row
 
 
 def redacted(value: Any, redact: Callable[[str], str]) -> Any:
