@@ -23,7 +23,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from .config import Config, load_config
-from .notes import NotesFile
+from .notes import NotesFile, exchange_id
 from .pipeline import recall, retain
 from .services import Services, SessionLog
 from .stages import EVERY_MESSAGE_STAGES, RECALL_STAGES
@@ -32,6 +32,9 @@ from .types import Answer, Edit, Exchange, Item, Kind, Message, Question, Store,
 PIPELINES = {"memsift": RECALL_STAGES, "every-message": EVERY_MESSAGE_STAGES}
 COUNTS = ("messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
           "reminders_expected", "items_added", "items_needed_added", "secrets_leaked")
+# A loop scenario's reminders, direct and needing a step of inference apart, and its notes at the end.
+LOOP_COUNTS = ("found_direct", "expected_direct", "found_inference", "expected_inference", "notes_lines",
+               "notes_chars")
 
 
 @frozen
@@ -56,10 +59,13 @@ class Scenario:
         return {s for m in self.messages for s in m.secrets}
 
 
-def load_scenario(path: Path) -> Scenario:
+def load_scenario(path: Path) -> Scenario | LoopScenario:
+    """A scenario of either format: memory handed over (format 1) or memory kept by memsift itself."""
     data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("format") == LOOP_FORMAT:
+        return _loop_scenario(data)
     if data.get("format") != 1:
-        raise ValueError(f"{path}: not a format 1 scenario")
+        raise ValueError(f"{path}: neither a format 1 nor a {LOOP_FORMAT} scenario")
     memory = data["memory"]
     notes = tuple(Item(n["id"], n["text"], "note", "notes") for n in memory.get("notes", []))
     archive = tuple(Item(a["id"], a["text"], "passage", "archive") for a in memory.get("archive", []))
@@ -72,6 +78,54 @@ def load_scenario(path: Path) -> Scenario:
         turns.append(Turn(turn["role"], turn["text"]))
     keep = tuple((Exchange(r["user"], r["assistant"]), bool(r["keep"])) for r in data.get("retain", []))
     return Scenario(data["id"], notes, archive, tuple(messages), keep)
+
+
+LOOP_FORMAT = "memsift-loop/1"
+
+
+@frozen
+class LoopTurn:
+    """A user message of a loop scenario, with the facts of earlier sessions it needs."""
+
+    text: str
+    needs: tuple[str, ...]
+    need_kind: str  # "direct" | "inference"
+    secrets: tuple[str, ...]
+
+
+@frozen
+class LoopSession:
+    id: str
+    exchanges: tuple[tuple[LoopTurn, str], ...]  # (user message, the assistant's answer)
+
+
+@frozen
+class LoopScenario:
+    """Several sessions of one project: retain after every exchange, recall from the second session on."""
+
+    id: str
+    sessions: tuple[LoopSession, ...]
+    evidence: Mapping[str, tuple[str, ...]]  # fact id -> phrases any text conveying it holds
+    keep: frozenset[tuple[str, int]]  # (session id, exchange number) that deserve memory
+
+    @property
+    def secrets(self) -> set[str]:
+        return {s for session in self.sessions for turn, _ in session.exchanges for s in turn.secrets}
+
+
+def _loop_scenario(data: Mapping[str, Any]) -> LoopScenario:
+    sessions = []
+    for session in data["sessions"]:
+        turns = session["turns"]
+        exchanges = tuple(
+            (LoopTurn(user["text"], tuple(user.get("needs", [])), user.get("need_kind", "direct"),
+                      tuple(user.get("secrets", []))), answer["text"])
+            for user, answer in zip(turns[::2], turns[1::2], strict=True)
+        )
+        sessions.append(LoopSession(session["id"], exchanges))
+    evidence = {fid: tuple(fact["evidence"]) for fid, fact in data["facts"].items()}
+    keep = frozenset((sid, n) for sid, numbers in data.get("keep", {}).items() for n in numbers)
+    return LoopScenario(data["id"], tuple(sessions), evidence, keep)
 
 
 # -- what reaches a backend, for secrets_leaked --------------------------------
@@ -135,19 +189,36 @@ def embedded_store(scenario: Scenario, folder: Path) -> Store:
     return SQLiteStore(folder / "store.sqlite")
 
 
-def bench_scenario(scenario: Scenario, pipeline: str, base: Services, make_store: StoreFactory,
-                   folder: Path) -> dict[str, Any]:
-    """One row of the table for one scenario and one pipeline."""
-    witness = Witness()
-    notebook = _WatchedNotes(folder / "notes.md", witness)
-    NotesFile(notebook.path).append([n.text for n in scenario.notes])  # the fixture, not watched
-    store = make_store(scenario, folder)
-    store.add(scenario.archive, timeout=600)
+def _watched(base: Services, store: Store, folder: Path, witness: Witness) -> Services:
+    """The services a replay runs on: every backend watched for secrets, a notes file of its own."""
+    return evolve(base, decider=_WatchedDecider(base.decider, witness),
+                  notebook=_WatchedNotes(folder / "notes.md", witness),
+                  store=_WatchedStore(store, witness), session_log=SessionLog(folder / "sessions"))
+
+
+def _settled(store: Store) -> None:
     settle = getattr(store, "settle", None)
     if settle is not None:
         settle(600)
-    services = evolve(base, decider=_WatchedDecider(base.decider, witness), notebook=notebook,
-                      store=_WatchedStore(store, witness), session_log=SessionLog(folder / "sessions"))
+
+
+def _closed(store: Store) -> None:
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+
+
+def bench_scenario(scenario: Scenario | LoopScenario, pipeline: str, base: Services,
+                   make_store: StoreFactory, folder: Path) -> dict[str, Any]:
+    """One row of the table for one scenario and one pipeline."""
+    if isinstance(scenario, LoopScenario):
+        return bench_loop(scenario, pipeline, base, make_store, folder)
+    witness = Witness()
+    store = make_store(scenario, folder)
+    NotesFile(folder / "notes.md").append([n.text for n in scenario.notes])  # the fixture, not watched
+    store.add(scenario.archive, timeout=600)
+    _settled(store)
+    services = _watched(base, store, folder, witness)
     ids_by_text = {" ".join(i.text.split()): i.id for i in (*scenario.notes, *scenario.archive)}
     texts = {i.id: " ".join(i.text.split()) for i in (*scenario.notes, *scenario.archive)}
     row = dict.fromkeys(COUNTS, 0)
@@ -183,10 +254,82 @@ def bench_scenario(scenario: Scenario, pipeline: str, base: Services, make_store
         _retain=kept,
     )
     row.update(_retain_scores(kept))
-    close = getattr(store, "close", None)
-    if close is not None:
-        close()
+    _closed(store)
     return row
+
+
+def bench_loop(scenario: LoopScenario, pipeline: str, base: Services, make_store: StoreFactory,
+               folder: Path) -> dict[str, Any]:
+    """One row for a loop scenario: memory starts empty and holds only what was kept since.
+
+    Every exchange goes through retain as it ends (``every-message`` stores
+    every exchange whole, as Cognee's plugin does); from the second session on,
+    every user message is recalled first, with its session's conversation so far.
+    """
+    witness = Witness()
+    store = make_store(scenario, folder)
+    services = _watched(base, store, folder, witness)
+    row: dict[str, Any] = dict.fromkeys((*COUNTS, *LOOP_COUNTS), 0)
+    waits: list[float] = []
+    kept: list[tuple[bool, bool]] = []
+    for index, session in enumerate(scenario.sessions):
+        session_id = f"bench-{scenario.id}-{pipeline}-{session.id}"
+        turns: list[Turn] = []
+        for number, (user, answer) in enumerate(session.exchanges):
+            if index:
+                t0 = time.perf_counter()
+                result = recall(Message(user.text, tuple(turns), session_id), services, PIPELINES[pipeline])
+                waits.append(time.perf_counter() - t0)
+                _score_loop_message(row, scenario, user, result.text, result.items)
+            exchange = Exchange(user.text, answer, session_id)
+            kept.append((_kept(exchange, pipeline, services), (session.id, number) in scenario.keep))
+            turns += [Turn("user", user.text), Turn("assistant", answer)]
+    _settled(store)
+    lines = [line for line in services.notebook.lines() if line.strip()]
+    row.update(
+        id=scenario.id, loop=True, kind_accuracy=None,
+        wait_mean_s=statistics.fmean(waits) if waits else 0.0, wait_p95_s=_p95(waits),
+        secrets_leaked=witness.leaked(scenario.secrets),
+        notes_lines=len(lines), notes_chars=sum(len(line) for line in lines),
+        _waits=waits, _retain=kept, _line_lengths=[len(line) for line in lines],
+    )
+    row.update(_retain_scores(kept))
+    _closed(store)
+    return row
+
+
+def _kept(exchange: Exchange, pipeline: str, services: Services) -> bool:
+    """Retain one exchange; ``every-message`` keeps it whole in the store, undecided."""
+    if pipeline != "every-message":
+        return retain(exchange, services).keep
+    assert services.store is not None
+    text = services.redactor.redact(f"{exchange.user}\n\n{exchange.assistant}")
+    services.store.add([Item(exchange_id(exchange), text, "passage", "memsift:exchange")], timeout=600)
+    return True
+
+
+def _score_loop_message(row: dict[str, Any], scenario: LoopScenario, turn: LoopTurn, text: str,
+                        items: Sequence[Item]) -> None:
+    """A need is met when, for every needed fact, one of its evidence phrases is in the text added."""
+    def conveys(fact: str, added: str) -> bool:
+        low = added.lower()
+        return any(phrase.lower() in low for phrase in scenario.evidence.get(fact, ()))
+
+    row["messages"] += 1
+    row["no_need"] += not turn.needs
+    row["reminders_expected"] += bool(turn.needs)
+    if turn.needs:
+        row[f"expected_{turn.need_kind}"] += 1
+    if not text:
+        return
+    row["added"] += 1
+    row["added_chars"] += len(text)
+    row["added_for_nothing"] += not turn.needs
+    if turn.needs and all(conveys(fact, text) for fact in turn.needs):
+        row["reminders_found"] += 1
+        row[f"found_{turn.need_kind}"] += 1
+    row["items_added"] += len(items)
+    row["items_needed_added"] += sum(any(conveys(f, item.text) for f in turn.needs) for item in items)
 
 
 def _retain_verdicts(scenario: Scenario, pipeline: str, services: Services) -> list[tuple[bool, bool]]:
@@ -217,19 +360,25 @@ def _p95(values: Sequence[float]) -> float:
 def _total(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"id": "total", **{k: sum(r[k] for r in rows) for k in COUNTS}}
     waits = [w for r in rows for w in r["_waits"]]
-    kinds = sum(r["kind_accuracy"] * r["messages"] for r in rows)
-    total.update(kind_accuracy=kinds / max(total["messages"], 1),
+    classified = [r for r in rows if r["kind_accuracy"] is not None]  # loop messages carry no kind
+    kinds = sum(r["kind_accuracy"] * r["messages"] for r in classified)
+    total.update(kind_accuracy=kinds / max(sum(r["messages"] for r in classified), 1) if classified else None,
                  wait_mean_s=statistics.fmean(waits) if waits else 0.0, wait_p95_s=_p95(waits))
     total.update(_retain_scores([k for r in rows for k in r["_retain"]]))
+    loops = [r for r in rows if r.get("loop")]
+    if loops:
+        total.update({k: sum(r[k] for r in loops) for k in LOOP_COUNTS}, loop=len(loops) == len(rows),
+                     _line_lengths=[n for r in loops for n in r["_line_lengths"]])
     return total
 
 
 ROW_KEYS = ("id", "messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
             "reminders_expected", "items_added", "items_needed_added", "kind_accuracy", "wait_mean_s",
             "wait_p95_s", "secrets_leaked", "retain_precision", "retain_recall")
+LOOP_KEYS = ("loop", *LOOP_COUNTS, "notes_line_median", "notes_line_max")
 
 
-def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario], config: Config | None = None,
+def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario | LoopScenario], config: Config | None = None,
                    make_store: StoreFactory = embedded_store) -> dict[str, Any]:
     """The object ``memsift bench --json`` prints for one pipeline."""
     from .decider.embedded import EmbeddedDecider
@@ -251,20 +400,32 @@ def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario], config: Config 
 
 
 def _public(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in ROW_KEYS}
+    """A row as ``--json`` prints it: FORMAT.md's keys, and for a loop row the loop's own."""
+    public = {k: row[k] for k in ROW_KEYS}
+    if "_line_lengths" in row:
+        lengths = row["_line_lengths"]
+        public.update({k: row[k] for k in ("loop", *LOOP_COUNTS)},
+                      notes_line_median=statistics.median(lengths) if lengths else 0,
+                      notes_line_max=max(lengths, default=0))
+    return public
 
 
 # -- the table -----------------------------------------------------------------
 
 def format_table(results: Sequence[Mapping[str, Any]]) -> str:
-    """The article's table, one column per pipeline, per scenario and in total."""
+    """The article's table, one column per pipeline, per scenario and in total.
+
+    Loop rows (memory kept by memsift itself) add their own lines: reminders
+    found direct and by inference apart, and the notes file at the end.
+    """
     blocks = []
     names = [r["pipeline"] for r in results]
     sections = [(row["id"], [r["scenarios"][i] for r in results]) for i, row in enumerate(results[0]["scenarios"])]
     sections.append(("total", [r["total"] for r in results]))
     for title, rows in sections:
         lines = [f"{title}", f"  {'':<22}" + "".join(f"{n:>16}" for n in names)]
-        for label, cell in _LINES:
+        shown = _LINES + (_LOOP_LINES if "loop" in rows[0] else ())
+        for label, cell in shown:
             lines.append(f"  {label:<22}" + "".join(f"{cell(r):>16}" for r in rows))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -281,9 +442,17 @@ _LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
     ("added for nothing", lambda r: _ratio(r["added_for_nothing"], r["no_need"])),
     ("reminders found", lambda r: _ratio(r["reminders_found"], r["reminders_expected"])),
     ("item precision", lambda r: _percent(r["items_needed_added"], r["items_added"])),
-    ("kind accuracy", lambda r: f"{r['kind_accuracy']:.2f}"),
+    ("kind accuracy", lambda r: "n/a" if r["kind_accuracy"] is None else f"{r['kind_accuracy']:.2f}"),
     ("secrets leaked", lambda r: str(r["secrets_leaked"])),
     ("retain prec / recall", lambda r: f"{r['retain_precision']:.2f} / {r['retain_recall']:.2f}"),
+)
+
+
+_LOOP_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("found direct", lambda r: _ratio(r["found_direct"], r["expected_direct"])),
+    ("found inference", lambda r: _ratio(r["found_inference"], r["expected_inference"])),
+    ("notes lines / chars", lambda r: f"{r['notes_lines']} / {r['notes_chars']:,}"),
+    ("note median / max", lambda r: f"{r['notes_line_median']:.0f} / {r['notes_line_max']}"),
 )
 
 

@@ -50,9 +50,12 @@ class Config:
     # A message that asks about memory itself (an earlier choice, an earlier session, work left
     # off) can only be answered from memory: its best match is worth adding at a lower bar.
     asked_threshold: float = 0.5
-    settled_threshold: float = 0.8  # a note this sure ends the search: the store is not asked
+    settled_threshold: float = 0.8  # a note this sure ends the search: the store is not asked...
+    settled_margin: float = 0.15  # ...when it leads the next note by this much
     worth_threshold: float = 0.3
     keep_threshold: float = 0.6
+    fact_threshold: float = 0.5  # a second clause joins a kept line's best one this sure
+    novel_threshold: float = 0.5  # a new line restates or updates a note this sure
     repeat_threshold: float = 0.85  # an item this session was given comes again only this sure
     said_share: float = 0.6  # an item whose words one turn already holds at this share is not added
     max_items: int = 1  # the best item only: on the dev scenarios a second was needed 1 time in 3
@@ -131,7 +134,7 @@ def _check(name: str, value: Any) -> None:
         raise ConfigurationError(f"MEMSIFT_DECIDER must be 'embedded' or 'systemone', not {value!r}")
     if name.endswith(("_deadline", "_timeout", "_cooldown")) and not (0 < value < math.inf):
         raise ConfigurationError(f"{name} must be a positive number of seconds, not {value!r}")
-    if name.endswith("_threshold") and not 0 <= value <= 1:
+    if name.endswith(("_threshold", "_margin")) and not 0 <= value <= 1:
         raise ConfigurationError(f"{name} is a probability: between 0 and 1, not {value!r}")
     if name.endswith("_share") and not 0 < value <= 1:
         raise ConfigurationError(f"{name} is a share: above 0 and at most 1, not {value!r}")

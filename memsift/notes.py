@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .files import locked, write_atomically
-from .types import Edit, Item
+from .types import Edit, Exchange, Item
 
 
 def note_id(text: str) -> str:
@@ -24,6 +24,14 @@ def note_id(text: str) -> str:
     import hashlib  # only once notes are read: a quiet message never gets here
 
     return "note-" + hashlib.sha1(text.strip().encode()).hexdigest()[:12]
+
+
+def exchange_id(exchange: Exchange) -> str:
+    """The id a kept exchange has in the store, and the pointer its note line carries."""
+    import hashlib
+
+    whole = f"{exchange.user}\n\n{exchange.assistant}".strip().encode()
+    return "ex-" + hashlib.sha1(whole).hexdigest()[:8]
 
 
 def one_line(text: str) -> str:

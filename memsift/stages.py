@@ -21,7 +21,8 @@ from .budget import within
 from .config import Config
 from .errors import ConfigurationError, ServiceUnavailable
 from .health import REFUSED
-from .notes import note_id, one_line
+from . import distill as distilling
+from .notes import exchange_id, one_line
 from .services import Services
 from .text import content_words, stem
 from .types import (
@@ -69,7 +70,8 @@ class Keep(_Path):
     exchange: Exchange = field(kw_only=True)
     category: Category | None = None
     keep: bool = False
-    lines: tuple[str, ...] = ()
+    line: str = ""  # the exchange distilled to one line of notes
+    lines: tuple[str, ...] = ()  # the lines written to the notes
     edits: tuple[Edit, ...] = ()
 
 
@@ -224,21 +226,25 @@ def _side(answer: Answer, label: Callable[[str], T], yes: Callable[[T], bool],
 
 
 def notes(services: Services, state: Sift) -> Sift:
-    """Each note judged alone against the message; a note sure enough to answer it ends the search.
+    """Each note judged alone against the message; a note that is clearly the answer ends the search.
 
-    Notes that pass ``answers_threshold`` are kept; when the best of them also
-    passes ``settled_threshold`` the store is not searched. Otherwise the
-    passages found next compete with them for the few places.
+    Notes that pass ``answers_threshold`` are kept. The store is not searched
+    when the best of them passes ``settled_threshold`` AND leads the next note
+    by ``settled_margin``: two notes judged alike mean the judge cannot tell
+    which one answers, and the passages found next compete with them.
     """
     t0 = time.perf_counter()
     items = services.notebook.items()
-    chosen = _judge_items(services, state, "notes", t0, items)
+    judged = _judged(services, state, "notes", t0, items)
+    chosen = _passing(services.config, state.kind, judged)
     if not chosen:
         return state.log("notes", "none answers", t0, why=f"{len(items)} notes judged")
-    settled = chosen[0].score >= services.config.settled_threshold
+    config = services.config
+    lead = chosen[0].score - (judged[1].score if len(judged) > 1 else 0.0)
+    settled = chosen[0].score >= config.settled_threshold and lead >= config.settled_margin
     return evolve(state, chosen=chosen, answered=settled).log(
         "notes", f"{len(chosen)} answer" + (", settled" if settled else ""), t0, chosen[0].score,
-        why=f"{len(items)} notes judged")
+        why=f"{len(items)} notes judged, lead {lead:.2f}")
 
 
 def gate(services: Services, state: Sift) -> Sift:
@@ -293,7 +299,7 @@ def judge(services: Services, state: Sift) -> Sift:
     if state.answered:
         return state
     t0 = time.perf_counter()
-    passages = _judge_items(services, state, "judge", t0, state.candidates)
+    passages = _passing(services.config, state.kind, _judged(services, state, "judge", t0, state.candidates))
     best = sorted((*state.chosen, *passages), key=lambda item: item.score, reverse=True)
     chosen = tuple(best[: services.config.max_items])
     state = evolve(state, chosen=chosen).log(
@@ -302,21 +308,30 @@ def judge(services: Services, state: Sift) -> Sift:
     return state if chosen else state.end("judge", "no passage answers the message")
 
 
-def _judge_items(services: Services, state: Sift, stage: str, t0: float,
-                 items: Sequence[Item]) -> tuple[Item, ...]:
-    """Items whose judged probability passes the threshold, best first, at most ``max_items``."""
+def _judged(services: Services, state: Sift, stage: str, t0: float, items: Sequence[Item]) -> list[Item]:
+    """Every item with the judged probability that it answers the message as its score, best first;
+    of two judged alike the later one, which is the newer note."""
     if not items:
-        return ()
+        return []
     scrub = functools.partial(_scrubbed, services.redactor)  # a note may hold a pasted secret too
     questions = {
         str(i): Noul("answers", {"question": ANSWERS, "item": scrub(item.text), "origin": item.origin})
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
-    threshold = answers_threshold(services.config, state.kind)
-    scored = [(answers[str(i)].noul, i) for i in range(len(items))]  # type: ignore[union-attr]
-    passing = sorted((p, i) for p, i in scored if p >= threshold)[::-1][: services.config.max_items]
-    return tuple(evolve(items[i], score=p) for p, i in passing)
+    order = sorted(range(len(items)), key=lambda i: (_probability(answers[str(i)]), i), reverse=True)
+    return [evolve(items[i], score=_probability(answers[str(i)])) for i in order]
+
+
+def _passing(config: Config, kind: Kind | None, judged: Sequence[Item]) -> tuple[Item, ...]:
+    """The judged items that pass the bar, best first, at most ``max_items``."""
+    threshold = answers_threshold(config, kind)
+    return tuple(item for item in judged if item.score >= threshold)[: config.max_items]
+
+
+def _probability(answer: Answer) -> float:
+    assert isinstance(answer, NoulAnswer)
+    return answer.noul
 
 
 def answers_threshold(config: Config, kind: Kind | None) -> float:
@@ -401,36 +416,114 @@ def keep(services: Services, state: Keep) -> Keep:
     return state if kept else state.end("keep", f"dropped as {category.value}")
 
 
-def note_line(category: Category, exchange: Exchange) -> str:
-    return one_line(f"{category.value}: {exchange.user} -> {exchange.assistant}")
+def distill(services: Services, state: Keep) -> Keep:
+    """The kept exchange as one short line: the decider judges each clause alone (does it state the
+    fact?), code assembles the best ones with the category, the day and a pointer to the exchange."""
+    t0 = time.perf_counter()
+    assert state.category is not None
+    exchange = state.exchange
+    said = [("user", clause) for clause in distilling.clauses(exchange.user)]
+    said += [("assistant", clause) for clause in distilling.clauses(exchange.assistant)]
+    said = said[:MAX_CLAUSES]
+    if not said:
+        return state.log("distill", "nothing to keep", t0).end("distill", "no clause states a fact")
+    questions = {
+        str(i): Noul("fact", {"question": distilling.FACT, "item": clause, "origin": origin, "position": i})
+        for i, (origin, clause) in enumerate(said)
+    }
+    answers = ask(services, state, "distill", t0, questions)
+    scored = [(_probability(answers[str(i)]), i, clause) for i, (_, clause) in enumerate(said)]
+    facts = distilling.pick(scored, services.config.fact_threshold)
+    line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange))
+    return evolve(state, line=line).log("distill", f"{len(facts)} of {len(said)} clauses", t0,
+                                            max(p for p, _, _ in scored))
+
+
+MAX_CLAUSES = 40  # a long answer's tail is rarely its fact; the questions stay few
+
+
+NOVEL_OPTIONS: dict[str, str | None] = {
+    "restates": "the new line says what this note already says",
+    "updates": "the new line changes this note's fact on the same subject: a newer figure, choice or fix",
+    "differs": "the new line is about something else",
+}
+NOVEL_CANDIDATES = 5  # the notes closest in words are the only ones a new line could repeat
+
+
+def novel(services: Services, state: Keep) -> Keep:
+    """Keep only what is new: a line the notes already hold is not kept; one that updates an older
+    note supersedes it (a named edit: every other line stays as it is)."""
+    t0 = time.perf_counter()
+    line = state.line
+    notes = _closest_notes(services.notebook.lines(), line)
+    if not notes:
+        return state.log("novel", "new", t0, why="no note on the subject")
+    questions = {
+        str(number): Choice("novel", {"question": "How does the new line relate to this note?", "item": text,
+                                      "new": line}, NOVEL_OPTIONS)
+        for number, text in notes
+    }
+    answers = ask(services, state, "novel", t0, questions)
+    verdicts = {number: answers[str(number)] for number, _ in notes}
+    restated = [n for n, a in verdicts.items() if _chose(a, "restates", services.config.novel_threshold)]
+    if restated:
+        return evolve(state, keep=False).log("novel", "restates", t0, why=f"line {restated[0]}").end(
+            "novel", f"the notes already say it (line {restated[0]})")
+    updated = [n for n, a in verdicts.items() if _chose(a, "updates", services.config.novel_threshold)]
+    text = dict(notes)
+    edits = tuple(Edit(n, "remove", old=text[n]) for n in updated)
+    return evolve(state, edits=edits).log("novel", f"supersedes {len(updated)}" if updated else "new", t0)
+
+
+def _chose(answer: Answer, option: str, threshold: float) -> bool:
+    assert isinstance(answer, ChoiceAnswer)
+    return answer.choice == option and answer.probabilities[option] >= threshold
+
+
+def _closest_notes(lines: Sequence[str], line: str) -> list[tuple[int, str]]:
+    """The notes that share the most of the new line's words: (line number, text), best first."""
+    new = {stem(w) for w in content_words(line)}
+    if not new:
+        return []
+    shared = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        old = {stem(w) for w in content_words(text)}
+        overlap = len(old & new) / (min(len(old), len(new)) or 1)
+        if overlap >= NOVEL_OVERLAP:
+            shared.append((overlap, number, text))
+    shared.sort(key=lambda s: (-s[0], s[1]))
+    return [(number, text) for _, number, text in shared[:NOVEL_CANDIDATES]]
+
+
+NOVEL_OVERLAP = 0.3  # below this share of words two lines are not on the same subject
 
 
 def append_notes(services: Services, state: Keep) -> Keep:
     t0 = time.perf_counter()
-    assert state.category is not None
-    line = note_line(state.category, state.exchange)
-    services.notebook.append([line])
-    return evolve(state, lines=(line,)).log("notes", "appended", t0)
+    services.notebook.append([state.line])
+    return evolve(state, lines=(state.line,)).log("notes", "appended", t0)
 
 
 def revise(services: Services, state: Keep) -> Keep:
     """The reviser names lines to replace or remove; code applies them, the rest stays as it is."""
     t0 = time.perf_counter()
     lines = services.notebook.lines()
-    edits = services.reviser.revise(lines, state.lines)
+    edits = [*state.edits, *services.reviser.revise(lines, state.lines)]  # novel's supersedings first
     if edits:
         services.notebook.apply(edits)
     return evolve(state, edits=tuple(edits)).log("revise", f"{len(edits)} edits", t0)
 
 
 def sync(services: Services, state: Keep) -> Keep:
-    """Send the kept exchange to the store; through the outbox when the store is remote."""
+    """Send the kept exchange to the store, whole; through the outbox when the store is remote."""
     t0 = time.perf_counter()
     store = services.store
     if store is None:
         return state.log("sync", "no store", t0)
     text = f"{state.exchange.user}\n\n{state.exchange.assistant}"
-    item = Item(note_id(text), text, "passage", f"memsift:{state.category}")
+    item = Item(exchange_id(state.exchange), text, "passage", f"memsift:{state.category}")
     deadline = services.config.store_deadline
     if services.outbox is None:
         call_service(services, state, "sync", store, deadline, t0, store.add, [item], timeout=deadline)
@@ -443,4 +536,4 @@ def sync(services: Services, state: Keep) -> Keep:
 
 RECALL_STAGES: tuple[Stage, ...] = (redact, classify, notes, gate, search, judge, dedupe, render)
 EVERY_MESSAGE_STAGES: tuple[Stage, ...] = (redact, search, take_all, render)
-RETAIN_STAGES: tuple[Stage, ...] = (redact_exchange, keep, append_notes, revise, sync)
+RETAIN_STAGES: tuple[Stage, ...] = (redact_exchange, keep, distill, novel, append_notes, revise, sync)

@@ -192,11 +192,16 @@ class Step:
 
 @frozen
 class Edit:
-    """A reviser's edit: replace or remove ONE line of the notes (1-based)."""
+    """A reviser's edit: replace or remove ONE line of the notes (1-based).
+
+    ``old`` is the line's text when the edit was made: an edit whose line no
+    longer reads so is never applied to whatever stands there now.
+    """
 
     line: int
     action: Literal["replace", "remove"]
     text: str = ""
+    old: str = ""
 
 
 @frozen

@@ -59,15 +59,21 @@ class ScriptedDecider:
 
     ``kind`` and ``keep`` pick the option of a Choice (or give its probabilities
     as a mapping); ``worth`` is the probability of yes; ``answers(item, origin)``
-    the probability that one memory item answers the message. Every call is
-    recorded: the state it read and the questions it was asked.
+    the probability that one memory item answers the message; ``fact(clause,
+    origin)`` the probability that a clause states a kept exchange's fact;
+    ``novel(note, new)`` how a new note line stands to an older one
+    (``"restates"``, ``"updates"`` or ``"differs"``). Every call is recorded:
+    the state it read and the questions it was asked.
     """
 
     name = "scripted decider"
 
-    def __init__(self, *, kind=Kind.PAST_CHOICE, worth=0.9, answers=None, keep=Category.DECISION):
+    def __init__(self, *, kind=Kind.PAST_CHOICE, worth=0.9, answers=None, keep=Category.DECISION,
+                 fact=None, novel=None):
         self.kind, self.worth, self.keep = kind, worth, keep
         self.answers = answers or (lambda item, origin: 0.0)
+        self.fact = fact or (lambda clause, origin: 0.5)
+        self.novel = novel or (lambda note, new: "differs")
         self.calls: list[tuple[dict, dict]] = []
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
@@ -83,6 +89,12 @@ class ScriptedDecider:
             elif question.task == "answers" and isinstance(question, Noul):
                 item = question.instructions
                 out[qid] = NoulAnswer(self.answers(item["item"], item["origin"]))
+            elif question.task == "fact" and isinstance(question, Noul):
+                item = question.instructions
+                out[qid] = NoulAnswer(self.fact(item["item"], item["origin"]))
+            elif question.task == "novel" and isinstance(question, Choice):
+                item = question.instructions
+                out[qid] = _choose(question, self.novel(item["item"], item["new"]))
             else:
                 raise ValueError(f"no script for a {question.type} question on {question.task!r}")
         return out

@@ -292,7 +292,7 @@ def test_claude_stop_keeps_an_incident_and_its_fix_as_one_line_of_notes(home, pr
     assert result.stdout == b"" and result.stderr == b""
     lines = wait_for(NotesFile(notes_file(home, project)).lines)
     assert len(lines) == 1, hooks_log(home)
-    assert "ENOSPC" in lines[0] and "docker builder prune" in lines[0]
+    assert "docker builder prune" in lines[0] and len(lines[0]) <= 400
 
 
 def test_codex_stop_reads_the_answer_from_the_rollout_when_the_payload_has_none(home, project, tmp_path):
@@ -303,7 +303,7 @@ def test_codex_stop_reads_the_answer_from_the_rollout_when_the_payload_has_none(
     assert result.stdout == b"" and result.stderr == b""
     lines = wait_for(NotesFile(notes_file(home, project)).lines)
     assert len(lines) == 1, hooks_log(home)
-    assert "ENOSPC" in lines[0] and "docker builder prune" in lines[0]
+    assert "docker builder prune" in lines[0] and len(lines[0]) <= 400
 
 
 @pytest.mark.parametrize("agent", AGENTS)

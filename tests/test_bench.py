@@ -278,3 +278,85 @@ def test_bench_without_json_prints_the_table(scenario_file, memsift_home):
 
     assert done.returncode == 0, done.stderr
     assert "reminders found" in done.stdout and "every-message" in done.stdout
+
+
+# -- loop scenarios: memory memsift keeps itself, read back in later sessions ----------
+
+LOOP = {
+    "format": "memsift-loop/1",
+    "id": "backups-loop",
+    "project": "A Django shop on one VPS; nightly Postgres dumps; a developer who writes short messages.",
+    "sessions": [
+        {"id": "s1", "turns": [
+            {"role": "user", "text": "the nightly backup failed, disk full"},
+            {"role": "assistant", "text": "Pruned dumps older than 14 days; the cron now prunes before it dumps."},
+            {"role": "user", "text": "thanks"},
+            {"role": "assistant", "text": "You're welcome."},
+        ]},
+        {"id": "s2", "turns": [
+            # Shares nightly, backup, failed with s1's first exchange only: every-message finds it.
+            {"role": "user", "text": "the nightly backup failed again?", "needs": ["f-prune"], "need_kind": "direct"},
+            {"role": "assistant", "text": "Checking."},
+            # Terse: the query borrows the last answer ("Checking."), which the store holds, so the
+            # exchange just kept comes back, for nothing.
+            {"role": "user", "text": "ok", "needs": []},
+            {"role": "assistant", "text": "Sure."},
+            # No word of it is in the store: nothing, although it needs the fact.
+            {"role": "user", "text": "could offsite storage work?", "needs": ["f-prune"],
+             "need_kind": "inference"},
+            {"role": "assistant", "text": "Yes, to object storage."},
+        ]},
+    ],
+    "facts": {"f-prune": {"session": "s1", "exchange": 0, "what": "dumps older than 14 days are pruned first",
+                          "evidence": ["14 days"]}},
+    "keep": {"s1": [0], "s2": []},
+}
+
+
+@pytest.fixture
+def loop_file(tmp_path):
+    path = tmp_path / "backups-loop.json"
+    path.write_text(json.dumps(LOOP), encoding="utf-8")
+    return path
+
+
+def test_load_scenario_reads_a_loop_scenario(loop_file):
+    scenario = load_scenario(loop_file)
+
+    assert scenario.id == "backups-loop"
+    assert [s.id for s in scenario.sessions] == ["s1", "s2"]
+    assert [turn.needs for turn, _ in scenario.sessions[1].exchanges] == [("f-prune",), (), ("f-prune",)]
+    assert scenario.evidence == {"f-prune": ("14 days",)} and scenario.keep == {("s1", 0)}
+
+
+def test_every_message_on_a_loop_keeps_every_exchange_and_is_counted_by_hand(loop_file):
+    row = bench_pipeline("every-message", [load_scenario(loop_file)])["scenarios"][0]
+
+    # Only the second session is recalled: three messages, two of them with a need.
+    assert (row["messages"], row["reminders_expected"], row["no_need"]) == (3, 2, 1)
+    assert (row["expected_direct"], row["expected_inference"]) == (1, 1)
+    assert (row["added"], row["added_for_nothing"]) == (2, 1)
+    assert (row["reminders_found"], row["found_direct"], row["found_inference"]) == (1, 1, 0)
+    # Five exchanges, all kept, one deserved it.
+    assert (row["retain_precision"], row["retain_recall"]) == (0.2, 1.0)
+    assert row["loop"] is True and (row["notes_lines"], row["notes_chars"]) == (0, 0)
+    assert row["kind_accuracy"] is None  # loop messages carry no kind
+
+
+def test_memsift_on_a_loop_reports_the_notes_it_wrote(loop_file):
+    result = bench_pipeline("memsift", [load_scenario(loop_file)])
+    row = result["scenarios"][0]
+
+    assert set(ROW_KEYS) | {"loop", "notes_lines", "notes_chars", "found_direct", "found_inference"} <= set(row)
+    assert 0 <= row["notes_lines"] <= 5 and row["notes_line_max"] <= 400
+    assert row["notes_chars"] >= row["notes_lines"] * 20  # a line of notes states a fact, not a word
+    assert result["total"]["notes_lines"] == row["notes_lines"]
+
+
+def test_bench_table_shows_the_loop_lines(loop_file, memsift_home):
+    done = run_bench(str(loop_file), home=memsift_home)
+
+    assert done.returncode == 0, done.stderr
+    for label in ("found direct", "found inference", "notes lines / chars", "note median / max"):
+        assert label in done.stdout
+    assert "kind accuracy                      n/a" in done.stdout

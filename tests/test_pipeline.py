@@ -7,6 +7,7 @@ service miss its deadline or fail, which the real ones do not do here.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 import time
@@ -27,7 +28,9 @@ from memsift.pipeline import recall, retain
 from memsift.redact import PatternRedactor
 from memsift.revise import DuplicateReviser
 from memsift.services import Services, SessionLog
-from memsift.stages import EVERY_MESSAGE_STAGES, HEADER, classify, note_line, notes, redact, render
+from memsift.stages import (
+    EVERY_MESSAGE_STAGES, HEADER, Keep, classify, distill, notes, redact, redact_exchange, render,
+)
 from memsift.stores.sqlite import SQLiteStore
 from memsift.types import Category, Decider, Exchange, Item, Kind, Message, Recall, Store, Turn
 
@@ -148,10 +151,14 @@ def test_retain_a_kept_exchange_appends_one_line_and_reaches_the_store(services)
     assert result.stopped_by == "done"
     lines = services.notebook.lines()
     assert lines == [HTMX, result.lines[0]]
-    assert lines[1].startswith(f"{result.category.value}: the nightly export job crashed")
-    assert [p.text for p in services.store.search("nightly export out of memory", limit=5, timeout=1)] == \
-        [f"{INCIDENT.user}\n\n{INCIDENT.assistant}"]
-    assert [step.stage for step in result.trace] == ["redact", "keep", "notes", "revise", "sync"]
+    # The fact, short, with its category, day and a pointer to the whole exchange in the store.
+    assert "server-side cursor" in lines[1] and "nightly export" not in lines[1]
+    assert re.search(rf"\({result.category.value} \d{{4}}-\d\d-\d\d (ex-[0-9a-f]{{8}})\)$", lines[1])
+    pointer = lines[1].rsplit(" ", 1)[1].rstrip(")")
+    stored = services.store.search("nightly export out of memory", limit=5, timeout=1)
+    assert [(p.id, p.text) for p in stored] == [(pointer, f"{INCIDENT.user}\n\n{INCIDENT.assistant}")]
+    assert [step.stage for step in result.trace] == ["redact", "keep", "distill", "novel", "notes", "revise",
+                                                     "sync"]
 
 
 def test_retain_a_reaction_appends_nothing_and_stores_nothing(services):
@@ -208,7 +215,7 @@ def test_retain_fails_open_when_the_notes_cannot_be_written(services):
     result = retain(INCIDENT, services)
 
     assert result.lines == ()
-    assert result.stopped_by.startswith("append_notes: failed:")
+    assert result.stopped_by == "novel: failed: IsADirectoryError"  # the first stage to read the notes
 
 
 class BrokenStore:
@@ -551,16 +558,17 @@ printable = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"),
 
 @PROPERTY
 @given(old=st.lists(printable, max_size=8), user=printable, assistant=printable, kept=st.booleans(),
-       repeat_at=st.lists(st.integers(0, 8), max_size=2))
-def test_retain_appends_one_line_when_kept_none_when_dropped_and_keeps_every_line_it_does_not_name(
-        scripted, old, user, assistant, kept, repeat_at):
+       restated_at=st.one_of(st.none(), st.integers(0, 8)))
+def test_retain_appends_one_line_when_kept_none_when_dropped_or_restated_and_keeps_every_line_it_does_not_name(
+        scripted, old, user, assistant, kept, restated_at):
     category = Category.DECISION if kept else Category.ONE_OFF
-    scrub = PatternRedactor().redact
-    future = note_line(category, Exchange(scrub(user), scrub(assistant)))
-    for at in repeat_at:  # an older copy of the line to come: the reviser names it
-        old.insert(min(at, len(old)), future)
+    # The scripted judge of novelty: a note equal to the new line's fact restates it.
+    restates = lambda note, new: "restates" if note.strip() and note.strip() == fact_of(new) else "differs"  # noqa: E731
+    fact = fact_of(distilled(scripted(keep=category), user, assistant, category))
+    if restated_at is not None and kept:  # an older note holding the fact to come
+        old.insert(min(restated_at, len(old)), fact)
     with scratch() as tmp:
-        services = embedded(Path(tmp), scripted(keep=category))
+        services = embedded(Path(tmp), scripted(keep=category, novel=restates))
         path = services.notebook.path
         if old:  # no lines: no file, as on a fresh machine (an empty file: see test_notes.py)
             path.write_text("".join(line + "\n" for line in old), encoding="utf-8")
@@ -570,13 +578,29 @@ def test_retain_appends_one_line_when_kept_none_when_dropped_and_keeps_every_lin
         after = path.read_bytes() if path.exists() else b""
         services.store.close()
 
-    if not kept:
-        assert after == before and result.lines == () and result.edits == ()
+    restated = kept and restated_at is not None and fact.strip() != ""
+    if not kept or restated or not result.lines:
+        assert after == before and result.edits == ()
+        assert not result.keep or not result.lines  # nothing kept, or nothing to state
         return
-    assert result.lines == (future,)
+    (line,) = result.lines
+    assert len(line) <= 400 and "\n" not in line
     named = {edit.line for edit in result.edits}
-    assert all(edit.action == "remove" and 1 <= edit.line <= len(old) for edit in result.edits)
-    expected = [line for number, line in enumerate([*old, future], start=1) if number not in named]
-    assert after == "".join(line + "\n" for line in expected).encode()
-    assert after.decode().splitlines()[-1] == future
-    assert apply_edits([*old, future], result.edits) == expected
+    expected = [text for number, text in enumerate([*old, line], start=1) if number not in named]
+    assert after == "".join(text + "\n" for text in expected).encode()
+    assert after.decode().splitlines()[-1] == line
+
+
+def distilled(decider: Decider, user: str, assistant: str, category: Category) -> str:
+    """The line retain writes for an exchange, as this decider judges its clauses ('' for none)."""
+    with scratch() as tmp:
+        services = embedded(Path(tmp), decider)
+        state = distill(services, redact_exchange(services, Keep(exchange=Exchange(user, assistant),
+                                                                category=category, keep=True)))
+        services.store.close()
+    return state.lines[0] if state.lines else ""
+
+
+def fact_of(line: str) -> str:
+    """A note line without the tail retain gives it: (category day pointer)."""
+    return re.sub(r"\s\([a-z_]+ \d{4}-\d{2}-\d{2} ex-[0-9a-f]+\)$", "", line)

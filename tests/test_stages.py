@@ -7,14 +7,16 @@ only where a test needs a controlled answer.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from attrs import evolve
 
 from examples import INCIDENT
-from memsift.notes import note_id
+from memsift.notes import exchange_id, note_id
 from memsift.stages import (
-    HEADER, RECENT_TURNS, Keep, Sift, append_notes, classify, dedupe, gate, judge, keep, notes,
-    redact, redact_exchange, render, revise, search, search_query, sync, take_all,
+    HEADER, RECENT_TURNS, Keep, Sift, append_notes, classify, dedupe, distill, gate, judge, keep, notes,
+    novel, redact, redact_exchange, render, revise, search, search_query, sync, take_all,
 )
 from memsift.types import (
     QUIET_KINDS, SEARCHING_KINDS, Category, Decider, Edit, Exchange, Item, Kind, Message, Noul, Reviser,
@@ -506,15 +508,14 @@ def kept(exchange: Exchange, category: Category = Category.INCIDENT) -> Keep:
     return Keep(exchange=exchange, keep=True, category=category)
 
 
-def test_append_notes_appends_one_line_folded_from_the_exchange(services):
+def test_append_notes_appends_the_distilled_line_folded_onto_one_line(services):
     write_notes(services, f"{CADDY}\n")
-    exchange = Exchange("why does the\nexport crash?", "It loaded everything;\n\nnow it streams rows.")
+    line = "It loaded everything;\n\nnow it streams rows. (incident 2026-12-01 ex-0123abcd)"
 
-    out = append_notes(services, kept(exchange))
+    out = append_notes(services, evolve(kept(INCIDENT), line=line))
 
-    line = "incident: why does the export crash? -> It loaded everything; now it streams rows."
-    assert out.lines == (line,)
-    assert services.notebook.path.read_text(encoding="utf-8") == f"{CADDY}\n{line}\n"
+    assert out.lines == (line,) and out.trace[-1].stage == "notes"
+    assert services.notebook.path.read_text(encoding="utf-8") == f"{CADDY}\n{' '.join(line.split())}\n"
 
 
 def test_revise_removes_the_older_line_the_new_one_repeats_and_keeps_the_rest_byte_for_byte(services):
@@ -562,7 +563,7 @@ def test_sync_adds_the_exchange_to_the_embedded_store_once(services):
     found = services.store.search("nightly export crashed out of memory", limit=5, timeout=1)
     assert len(found) == 1
     assert found[0].text == f"{INCIDENT.user}\n\n{INCIDENT.assistant}"
-    assert found[0].id == note_id(found[0].text)
+    assert found[0].id == exchange_id(INCIDENT)
     assert found[0].source == "memsift:incident"
     assert out.trace[-1].stage == "sync" and out.trace[-1].verdict == "stored"
 
@@ -571,3 +572,61 @@ def test_sync_without_a_store_does_nothing(services):
     out = sync(evolve(services, store=None), kept(INCIDENT))
 
     assert out.trace[-1].verdict == "no store" and not out.stopped_by
+
+
+# -- notes: a note ends the search only when it is clearly the answer --------------
+
+@pytest.mark.parametrize(("caddy", "htmx", "settled"), [(0.95, 0.1, True), (0.95, 0.85, False), (0.75, 0.1, False)])
+def test_notes_settle_only_when_the_best_note_is_sure_and_leads_the_next_by_the_margin(
+        services, scripted, caddy, htmx, settled):
+    write_notes(services, f"{HTMX}\n{CADDY}\n")
+    decider = scripted(answers=lambda item, origin: caddy if item == CADDY else htmx)
+
+    out = notes(with_decider(services, decider), sift("why Caddy?", kind=Kind.PAST_CHOICE))
+
+    assert [item.text for item in out.chosen] == [CADDY]
+    assert out.answered is settled
+    assert f"lead {caddy - htmx:.2f}" in out.trace[-1].why
+
+
+# -- retain: distill, novel ----------------------------------------------------------
+
+def test_distill_writes_the_likeliest_clauses_with_category_day_and_pointer(services, scripted):
+    exchange = Exchange("exports crash at night, why?",
+                        "Thanks for the logs, that helps a lot here. The export loaded the whole table with "
+                        "fetchall(). It now streams 5000 rows at a time through a server-side cursor.")
+    likely = {"The export loaded the whole table with fetchall().": 0.9,
+              "It now streams 5000 rows at a time through a server-side cursor.": 0.7}
+    decider = scripted(fact=lambda clause, origin: likely.get(clause, 0.1))
+
+    out = distill(with_decider(services, decider), kept(exchange))
+
+    fact, tail = out.line.rsplit(" (", 1)
+    assert fact == " ".join(likely)
+    assert re.fullmatch(rf"incident \d{{4}}-\d\d-\d\d {exchange_id(exchange)}\)", tail)
+    assert [q.instructions["origin"] for q in decider.asked("fact")] == ["user", "assistant", "assistant",
+                                                                          "assistant"]
+
+
+def test_novel_drops_a_line_the_notes_already_hold_and_writes_nothing(services, scripted):
+    write_notes(services, f"{CADDY}\n{HTMX}\n")
+    line = "Caddy over nginx: it renews TLS certificates on its own. (decision 2026-12-01 ex-0123abcd)"
+    decider = scripted(novel=lambda note, new: "restates" if note == CADDY else "differs")
+
+    out = novel(with_decider(services, decider), evolve(kept(INCIDENT), line=line))
+
+    assert not out.keep and out.stopped_by == "novel: the notes already say it (line 1)"
+    assert [q.instructions["item"] for q in decider.asked("novel")] == [CADDY]  # HTMX shares no word
+
+
+def test_novel_supersedes_the_note_a_line_updates_and_revise_removes_only_that_line(services, scripted):
+    old = "Caddy renews TLS certificates through the HTTP challenge on port 80."
+    write_notes(services, f"{HTMX}\n{old}\n{DISK}\n")
+    line = "Caddy renews TLS certificates through the DNS challenge now: port 80 is closed. (decision 2026-12-01 ex-0123abcd)"
+    decider = scripted(novel=lambda note, new: "updates" if note == old else "differs")
+    services = with_decider(services, decider)
+
+    out = revise(services, append_notes(services, novel(services, evolve(kept(INCIDENT), line=line))))
+
+    assert out.keep and out.edits[0] == Edit(2, "remove", old=old)
+    assert services.notebook.lines() == [HTMX, DISK, line]

@@ -20,10 +20,26 @@ from typing import Any
 
 from ..types import Answer, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
 from . import weights
-from .features import MessageView, judge_features, make_idf, text_features
+from .features import MessageView, fact_features, judge_features, make_idf, novel_features, text_features
 
 WEIGHTS = Path(__file__).with_name("model.bin")
 _KINDS = list(Kind)
+
+# The fact question's logistic weights are set by hand, not trained: the corpus labels whole
+# exchanges, not the clause that holds their fact. Named things, figures, a reason or a limit
+# make a clause the fact; chatter and questions do not. A model decider does this job better.
+FACT_BIAS = -3.0
+FACT_WEIGHTS = {
+    "code": 0.5, "figures": 0.5, "idents": 0.35, "why": 0.7, "limit": 0.6, "trouble": 0.4, "rare": 0.45,
+    "subject": 0.3, "chatter": -2.5, "question": -2.0, "short": -0.8, "from_user": -0.6, "position": -0.15,
+}
+# The novel question, set by hand likewise: a new line whose words and named things the note
+# already holds restates it; one on the same words whose figures or names changed updates it.
+NOVEL_LOGITS = {
+    "restates": (-5.0, {"new_known": 5.0, "specifics_known": 4.0, "changed_specifics": -0.5}),
+    "updates": (-6.5, {"new_known": 3.0, "jaccard": 3.0, "changed_specifics": 2.0}),
+    "differs": (0.0, {}),
+}
 
 
 class _TextHead:
@@ -87,6 +103,10 @@ class EmbeddedDecider:
             return _choice(self.keep.probabilities(feats), question)
         if question.task == "answers" and isinstance(question, Noul):
             return NoulAnswer(self._judge(state, question.instructions, cache))
+        if question.task == "fact" and isinstance(question, Noul):
+            return NoulAnswer(self._fact(state, question.instructions))
+        if question.task == "novel" and isinstance(question, Choice):
+            return _choice(_novel(question.instructions), question)
         raise ValueError(f"the embedded decider cannot answer a {question.type} question on {question.task!r}")
 
     def _judge(self, state: Mapping[str, Any], instructions: Any, cache: dict[str, Any]) -> float:
@@ -103,6 +123,27 @@ class EmbeddedDecider:
             idf=self.idf,
         )
         return _sigmoid(sum(w * x for w, x in zip(self.judge_weights, vector)))
+
+
+    def _fact(self, state: Mapping[str, Any], instructions: Any) -> float:
+        if not isinstance(instructions, Mapping) or "item" not in instructions:
+            raise ValueError("a 'fact' question needs instructions with the clause's text")
+        feats = fact_features(instructions["item"], state.get("user", ""),
+                              from_user=instructions.get("origin") == "user",
+                              position=int(instructions.get("position", 0)), idf=self.idf)
+        return _sigmoid(FACT_BIAS + sum(FACT_WEIGHTS[name] * value for name, value in feats.items()))
+
+
+def _novel(instructions: Any) -> dict[str, float]:
+    if not isinstance(instructions, Mapping) or not {"item", "new"} <= set(instructions):
+        raise ValueError("a 'novel' question needs instructions with the note ('item') and the new line")
+    feats = novel_features(instructions["item"], instructions["new"])
+    logits = {option: bias + sum(w * feats[name] for name, w in weights.items())
+              for option, (bias, weights) in NOVEL_LOGITS.items()}
+    top = max(logits.values())
+    exps = {option: math.exp(x - top) for option, x in logits.items()}
+    total = sum(exps.values())
+    return {option: e / total for option, e in exps.items()}
 
 
 def exchange_features(user: str, assistant: str) -> dict[int, float]:

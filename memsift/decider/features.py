@@ -167,3 +167,71 @@ def make_idf(df: Sequence[int], documents: int) -> Callable[[str], float]:
         return math.log((documents + 1) / (count + 1)) if count else rare
 
     return idf
+
+
+# -- the fact question's features: which clause of a kept exchange states its fact --
+
+_CODE_SPAN = re.compile(r"`[^`]+`")
+_FIGURE = re.compile(r"\b\d[\d,.]*\s?(?:%|ms|s|m|h|kb|mb|gb|tb|x|seconds?|minutes?|hours?|days?|weeks?|"
+                      r"months?|rows|requests|rps|usd|eur)\b|\$\d|\bv?\d+\.\d+(?:\.\d+)?\b|\b[1-5]\d\d\b", re.I)
+_IDENT = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Z]{2,}[A-Z0-9_]*|\w+_\w+|[\w-]+\.[a-z]{1,5}|\w+/[\w/.-]+)\b")
+_CHATTER = re.compile(r"^(?:done|sure|great|good|yes|no|ok|okay|thanks|happy|glad|nice|sounds|got it|want me|"
+                      r"let me|shall i|should i|i can|i'll|i will|if you|feel free|here's|here is)\b", re.I)
+_WHY = frozenset("because since so instead rather otherwise means meaning which why reason therefore hence "
+                 "avoid avoids prevents keeps".split())
+_LIMIT = frozenset("only never always must cap caps capped limit limits max maximum minimum requires "
+                   "required pinned pin pins can't cannot doesn't won't isn't mustn't rejects rejected "
+                   "expire expires timeout".split())
+_TROUBLE = frozenset("error errors fails failed failing cause caused causes fix fixed broke broken crash "
+                     "crashed leak leaked slow stale wrong bug".split())
+
+
+def fact_features(clause: str, user: str, *, from_user: bool, position: int,
+                  idf: Callable[[str], float]) -> dict[str, float]:
+    """What makes a clause the fact of its exchange: named things, figures, a reason or a limit,
+    the exchange's subject; what does not: chatter, a question, a clause too short to stand alone."""
+    low = set(words(clause))
+    stems = {stem(w) for w in content_words(clause)}
+    subject = {stem(w) for w in content_words(user)}
+    return {
+        "code": min(len(_CODE_SPAN.findall(clause)), 3),
+        "figures": min(len(_FIGURE.findall(clause)), 3),
+        "idents": min(len(_IDENT.findall(_CODE_SPAN.sub(" ", clause))), 3),
+        "why": float(bool(low & _WHY)),
+        "limit": float(bool(low & _LIMIT)),
+        "trouble": float(bool(low & _TROUBLE)),
+        "rare": min(sum(idf(s) for s in stems) / 10.0, 4.0),
+        "subject": min(len(stems & subject), 3),
+        "chatter": float(bool(_CHATTER.match(clause.lstrip("*_ ")))),
+        "question": float("?" in clause),
+        "short": float(len(clause) < 60),
+        "from_user": float(from_user),
+        "position": min(position, 6),
+    }
+
+
+# -- the novel question's features: does a new note line restate or update an older one --
+
+_TAIL = re.compile(r"\s\([a-z_]+ \d{4}-\d{2}-\d{2} ex-[0-9a-f]+\)$")  # the tail retain writes
+
+
+def specifics(text: str) -> set[str]:
+    """The named things and figures of a text, code spans included, as lower-case tokens: what a
+    restatement repeats and an update changes (``revalidateTag(`x`)`` and ``revalidateTag`` meet)."""
+    plain = text.replace("`", " ")
+    found = _FIGURE.findall(plain) + _IDENT.findall(plain)
+    return {" ".join(f.lower().split()) for f in found}
+
+
+def novel_features(note: str, new: str) -> dict[str, float]:
+    """How a new line stands to an older note: shared words, shared and changed specifics."""
+    note, new = _TAIL.sub("", note), _TAIL.sub("", new)
+    a, b = {stem(w) for w in content_words(note)}, {stem(w) for w in content_words(new)}
+    sa, sb = specifics(note), specifics(new)
+    return {
+        "jaccard": len(a & b) / (len(a | b) or 1),
+        "new_known": len(a & b) / (len(b) or 1),  # how much of the new line the note already says
+        # The new line's named things the note already has; one shared name alone proves little.
+        "specifics_known": len(sa & sb) / max(len(sb), 2),
+        "changed_specifics": float(bool(sa - sb) and bool(sb - sa)),
+    }

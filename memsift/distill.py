@@ -1,0 +1,114 @@
+"""A kept exchange, distilled to the one line a person would write in the notes.
+
+Code cuts the exchange into clauses; the decider answers one single-item
+question per clause (does it state what is worth keeping?), as it judges
+every note and passage alone; code assembles the line from the best clauses:
+the fact itself first, then its category, the day and a pointer back to the
+whole exchange, which the store keeps.
+
+>>> clauses("Yes: we cap uploads at 25 MB because Vercel rejects bigger bodies. Done, thanks!")
+['we cap uploads at 25 MB because Vercel rejects bigger bodies.']
+>>> note_line(["We cap uploads at 25 MB because Vercel rejects bigger bodies."], "constraint", "2026-12-01", "ex-3f2a9c1b")
+'We cap uploads at 25 MB because Vercel rejects bigger bodies. (constraint 2026-12-01 ex-3f2a9c1b)'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+FACT = ("Does this clause state what is worth remembering from the exchange: a choice and its reason, "
+        "a limit, or a problem and its fix?")
+FACT_CHARS = 180  # the fact part of a line; with its tail (category, day, pointer) under 220 characters
+CLAUSE_CHARS = 200  # a longer sentence is cut at its semicolons, colons, dashes, then before "so", "but"...
+_MIN_CHARS = 24  # shorter pieces ("Done.", "Yes:") say nothing alone
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_CODE = re.compile(r"`[^`\n]*`")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_BREAKS = (re.compile(r"(?<=;)\s+"), re.compile(r"(?<=:)\s+(?=\S)"), re.compile(r"\s+(?:--|—|–)\s+"),
+           re.compile(r"(?<=,)\s+(?=(?:so|because|since|while|but|and then|otherwise)\b)"))
+_ASIDE = re.compile(r"\s\((?:[^()`]|`[^`]*`){12,}?\)")  # "(about 9 GB once decompressed)": detail, not the fact
+# A clause that opens with an answer word ("Yes: Clerk tokens live 60 s") is the fact behind it.
+_OPENER = re.compile(r"^(?:yes|no|yep|nope|done|sure|right|correct|exactly|found it|good catch|not a bug)"
+                     r"\s*[:,.!—-]\s+(?=\S)", re.I)
+
+
+def clauses(text: str) -> list[str]:
+    """The text's sentences, long ones cut at semicolons, colons and dashes; code blocks left out.
+    Pieces too short to stand alone are left out too, unless the text has nothing longer."""
+    out: list[str] = []
+    for sentence in _split(_FENCE.sub(" ", text), _SENTENCE_END):
+        sentence = _OPENER.sub("", " ".join(_BULLET.sub("", sentence).split()))
+        if len(sentence) > CLAUSE_CHARS // 2:
+            sentence = _ASIDE.sub("", sentence)
+        out.extend(_cut(sentence, 0))
+    return [piece for piece in out if len(piece) >= _MIN_CHARS] or out
+
+
+def _split(text: str, at: re.Pattern[str]) -> list[str]:
+    """``at.split(text)``, but never inside a `code span`: an identifier is cut nowhere."""
+    masked = _CODE.sub(lambda m: "x" * len(m.group()), text)
+    pieces, start = [], 0
+    for match in at.finditer(masked):
+        pieces.append(text[start:match.start()])
+        start = match.end()
+    pieces.append(text[start:])
+    return [p for p in pieces if p.strip()]
+
+
+def _cut(sentence: str, depth: int) -> list[str]:
+    if len(sentence) <= CLAUSE_CHARS or depth == len(_BREAKS):
+        return [sentence] if sentence else []
+    pieces = _split(sentence, _BREAKS[depth])
+    if len(pieces) == 1:
+        return _cut(sentence, depth + 1)
+    return [cut for piece in _join_short(pieces) for cut in _cut(piece, depth + 1)]
+
+
+def _join_short(pieces: Sequence[str]) -> list[str]:
+    """A piece too short to stand alone ("Yes:") stays with the one after it."""
+    out: list[str] = []
+    carry = ""
+    for piece in pieces:
+        piece = f"{carry} {piece}".strip() if carry else piece
+        if len(piece) < _MIN_CHARS:
+            carry = piece
+            continue
+        out.append(piece)
+        carry = ""
+    if carry:
+        out[-1:] = [f"{out[-1]} {carry}"] if out else [carry]
+    return out
+
+
+def pick(scored: Sequence[tuple[float, int, str]], threshold: float) -> list[str]:
+    """The best clause, then others that pass ``threshold`` while the line has room, its
+    neighbours first (a cause and its fix are usually said one after the other); in the order
+    they were said. ``scored``: (probability, position, clause)."""
+    if not scored:
+        return []
+    best = max(scored, key=lambda s: (s[0], -s[1]))
+    chosen = [best]
+    room = FACT_CHARS - len(best[2])
+    others = sorted((s for s in scored if s is not best and s[0] >= threshold),
+                    key=lambda s: (abs(s[1] - best[1]) > 1, -s[0], s[1]))
+    for candidate in others:
+        if len(candidate[2]) + 1 <= room:
+            chosen.append(candidate)
+            room -= len(candidate[2]) + 1
+    return [clause for _, _, clause in sorted(chosen, key=lambda s: s[1])]
+
+
+def note_line(facts: Sequence[str], category: str, day: str, pointer: str) -> str:
+    """One line: the fact, then (category day, pointer to the whole exchange in the store)."""
+    fact = _shortened(" ".join(facts), FACT_CHARS)
+    return f"{fact} ({category} {day} {pointer})"
+
+
+def _shortened(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    return cut[: cut.rfind(" ")].rstrip(" ,;:") + "…" if " " in cut else cut + "…"
