@@ -21,7 +21,6 @@ from .budget import within
 from .config import Config
 from .errors import ConfigurationError, ServiceUnavailable
 from .health import REFUSED
-from . import distill as distilling
 from .notes import exchange_id, one_line
 from .services import Services
 from .text import content_words, stem
@@ -419,6 +418,8 @@ def keep(services: Services, state: Keep) -> Keep:
 def distill(services: Services, state: Keep) -> Keep:
     """The kept exchange as one short line: the decider judges each clause alone (does it state the
     fact?), code assembles the best ones with the category, the day and a pointer to the exchange."""
+    from . import distill as distilling  # retain only: its patterns cost a quiet message nothing
+
     t0 = time.perf_counter()
     assert state.category is not None
     exchange = state.exchange
