@@ -19,8 +19,18 @@ from memsift.stores.sqlite import SQLiteStore
 from memsift.types import Answer, Category, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: takes about a minute (retraining the embedded decider)")
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests run only when ``-m`` names them (``pytest -m slow``, as .ci/run does).
+
+    A ``-m "not slow"`` in addopts would be replaced by any other ``-m``, so
+    ``pytest -m "not cognee"`` would pay for them too.
+    """
+    if "slow" in config.option.markexpr:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(autouse=True)

@@ -166,8 +166,20 @@ def train_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 
     return w
 
 
+# Every float the file stores is rounded to 6 decimals. The trained values
+# differ between CPUs (numpy sums in a different order with or without AVX-512)
+# by up to about 1e-10 relative: 6 decimals are far above that noise, and far
+# below what matters (an int8 step is 1/127 of a head's largest weight).
+DECIMALS = 6
+
+
+def stored(value: float) -> float:
+    """A float as the weights file keeps it: ``stored(0.04567312378189757) == 0.045673``."""
+    return round(float(value), DECIMALS)
+
+
 def quantize(w: np.ndarray) -> tuple[array, float]:
-    scale = float(np.abs(w).max()) / 127.0 or 1.0
+    scale = stored(float(np.abs(w).max()) / 127.0) or 1.0  # the scale the file stores is the one used
     q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
     return array("b", q.reshape(-1).tobytes()), scale
 
@@ -175,7 +187,7 @@ def quantize(w: np.ndarray) -> tuple[array, float]:
 def head(rows, labels, classes: list[str], binary: bool = False, **kw) -> tuple[dict, array]:
     w, b = train_softmax(rows, labels, 1 if binary else len(classes), **kw)
     table, scale = quantize(w)
-    return {"classes": classes, "bias": [round(float(x), 6) for x in b], "scale": scale}, table
+    return {"classes": classes, "bias": [stored(x) for x in b], "scale": scale}, table
 
 
 def build(folder: Path) -> tuple[dict, dict[str, array], dict]:
@@ -204,7 +216,7 @@ def build(folder: Path) -> tuple[dict, dict[str, array], dict]:
              "keep_examples": len(corpus["keeps"]), "documents": documents}
     header = {
         "heads": {"kind": kind_head, "worth": worth_head, "keep": keep_head},
-        "judge": {"features": list(JUDGE_FEATURES), "weights": [round(float(v), 6) for v in judge]},
+        "judge": {"features": list(JUDGE_FEATURES), "weights": [stored(v) for v in judge]},
         "idf": {"documents": documents},
         "corpus": {"sha256": digest.hexdigest(), **sizes},
     }
