@@ -20,7 +20,7 @@ _EXPORTS = {
     "open_services": "services", "Services": "services",
     "load_config": "config", "Config": "config",
     "Message": "types", "Turn": "types", "Exchange": "types", "Item": "types", "Kind": "types",
-    "Category": "types", "Recall": "types", "Retained": "types", "Step": "types", "Edit": "types",
+    "Category": "types", "Recall": "types", "Retained": "types", "Step": "types", "Usage": "types", "Edit": "types",
     "Noul": "types", "Choice": "types", "Score": "types",
     "NoulAnswer": "types", "ChoiceAnswer": "types", "ScoreAnswer": "types",
     "Decider": "types", "Store": "types", "Notebook": "types", "Reviser": "types", "Redactor": "types",

@@ -35,10 +35,15 @@ class Config:
     cognee_user: str | None = None
     cognee_password: str | None = None
     dataset: str = "memsift"
-    decider: str = "embedded"  # "embedded" | "systemone" (a Jev / System One compatible API)
-    decider_url: str = "https://api.typesafe.ai/v1/systemone"
+    decider: str = "embedded"  # "embedded" | "systemone" | "openai" | "anthropic" (docs/deciders.md)
+    decider_url: str = "https://api.typesafe.ai/v1/systemone"  # for openai/anthropic: a base URL ending in /v1
     decider_api_key: str | None = None
     decider_model: str = "jev-1.13.0"
+    decider_by_task: str | None = None  # "answers=openai,keep=openai": a backend per question task
+    decider_price_in: float = 0.0  # USD per million tokens sent to the decider
+    decider_price_out: float = 0.0  # ... and received from it
+    reviser: str = "duplicates"  # "duplicates" | "openai" | "anthropic" (a model names the edits)
+    revise_interval: float = 600.0  # seconds: the model reviser runs at most this often per project
     # Deadlines, in seconds (the article's: decider 2 s, store search 12 s).
     decider_deadline: float = 2.0
     store_deadline: float = 12.0
@@ -60,6 +65,15 @@ class Config:
     said_share: float = 0.6  # an item whose words one turn already holds at this share is not added
     max_items: int = 1  # the best item only: on the dev scenarios a second was needed 1 time in 3
     search_limit: int = 5
+
+    @property
+    def decider_price(self) -> tuple[float, float]:
+        """US dollars per million tokens sent and received."""
+        return (self.decider_price_in, self.decider_price_out)
+
+    def backend_for(self, task: str) -> str:
+        """The backend that answers questions of ``task``: its ``decider_by_task`` entry, else ``decider``."""
+        return task_routes(self.decider_by_task or "").get(task, self.decider)
 
     def project_dir(self, root: str | os.PathLike[str]) -> Path:
         """The folder holding one project's notes and embedded store."""
@@ -88,8 +102,45 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
     config_file = config.home / "config.toml"
     if config_file.is_file():
         settings.update(_read_toml(config_file))
+    tables = {name: settings.pop(name) for name in BACKENDS if isinstance(settings.get(name), dict)}
     settings.update({name: environ[var] for var, name in _ENV.items() if var in environ})
-    return evolve(config, **_coerce(settings))
+    config = evolve(config, **_coerce(settings))
+    return evolve(config, **_backend_thresholds(config, tables, environ))
+
+
+BACKENDS = ("embedded", "systemone", "openai", "anthropic")
+# The question task each threshold is compared with: a [backend] table of config.toml sets the
+# thresholds of the tasks that backend answers (its probabilities are its own).
+THRESHOLD_TASKS = {"search_threshold": "kind", "answers_threshold": "answers", "asked_threshold": "answers",
+                   "settled_threshold": "answers", "repeat_threshold": "answers",
+                   "worth_threshold": "worth", "keep_threshold": "keep"}
+
+
+def _backend_thresholds(config: Config, tables: Mapping[str, Mapping[str, Any]],
+                        environ: Mapping[str, str]) -> dict[str, Any]:
+    """Thresholds from the table of the backend answering each one's task (the environment still wins)."""
+    out: dict[str, Any] = {}
+    for backend, table in tables.items():
+        unknown = set(table) - set(THRESHOLD_TASKS)
+        if unknown:
+            raise ConfigurationError(f"[{backend}] in config.toml holds thresholds only, not {sorted(unknown)}")
+    for name, task in THRESHOLD_TASKS.items():
+        table = tables.get(config.backend_for(task), {})
+        if name in table and f"MEMSIFT_{name.upper()}" not in environ:
+            out.update(_coerce({name: table[name]}))
+    return out
+
+
+def task_routes(text: str) -> dict[str, str]:
+    """``"answers=openai, keep=openai"`` as ``{"answers": "openai", "keep": "openai"}``."""
+    routes: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        task, sep, backend = (x.strip() for x in part.partition("="))
+        if not sep or not task or backend not in BACKENDS:
+            raise ConfigurationError(f"decider_by_task: {part!r} is not task=backend with a backend "
+                                     f"among {', '.join(BACKENDS)}")
+        routes[task] = backend
+    return routes
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -99,7 +150,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"cannot read {path}: {exc}") from exc
-    unknown = set(data) - set(_ENV.values())
+    unknown = set(data) - set(_ENV.values()) - set(BACKENDS)
     if unknown:
         raise ConfigurationError(f"{path}: unknown settings {sorted(unknown)}")
     return data
@@ -130,8 +181,16 @@ def _coerce(settings: Mapping[str, Any]) -> dict[str, Any]:
 def _check(name: str, value: Any) -> None:
     if name == "store" and value not in {"embedded", "cognee"}:
         raise ConfigurationError(f"MEMSIFT_STORE must be 'embedded' or 'cognee', not {value!r}")
-    if name == "decider" and value not in {"embedded", "systemone"}:
-        raise ConfigurationError(f"MEMSIFT_DECIDER must be 'embedded' or 'systemone', not {value!r}")
+    if name == "decider" and value not in BACKENDS:
+        raise ConfigurationError(f"MEMSIFT_DECIDER must be one of {', '.join(BACKENDS)}, not {value!r}")
+    if name == "decider_by_task":
+        task_routes(value or "")
+    if name == "reviser" and value not in {"duplicates", "openai", "anthropic"}:
+        raise ConfigurationError(f"MEMSIFT_REVISER must be duplicates, openai or anthropic, not {value!r}")
+    if name.startswith("decider_price") and not 0 <= value < math.inf:
+        raise ConfigurationError(f"{name} is US dollars per million tokens: 0 or more, not {value!r}")
+    if name == "revise_interval" and not 0 <= value < math.inf:
+        raise ConfigurationError(f"revise_interval must be 0 or more seconds, not {value!r}")
     if name.endswith(("_deadline", "_timeout", "_cooldown")) and not (0 < value < math.inf):
         raise ConfigurationError(f"{name} must be a positive number of seconds, not {value!r}")
     if name.endswith(("_threshold", "_margin")) and not 0 <= value <= 1:

@@ -15,9 +15,11 @@ import time
 from collections.abc import Sequence
 from typing import TypeVar
 
+from attrs import evolve
+
 from .services import Services
 from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, is_remote
-from .types import Exchange, Message, Recall, Retained
+from .types import Exchange, Message, Recall, Retained, Step, Usage
 
 S = TypeVar("S", bound=_Path)
 
@@ -27,16 +29,35 @@ def run(stages: Sequence[Stage], services: Services, state: S) -> S:
     for stage in stages:
         t0 = time.perf_counter()
         name = getattr(stage, "__name__", type(stage).__name__)
+        before, steps = _spent(services), len(state.trace)
         try:
             state = stage(services, state)
         except EndPath as end:
-            return end.state  # type: ignore[return-value]
+            return _charged(end.state, services, before, steps)  # type: ignore[return-value]
         except Exception as exc:  # fail open: nothing added, the trace says why
             failed = state.log(name, "error", t0, why=f"{type(exc).__name__}: {exc}")
-            return failed.end(name, f"failed: {type(exc).__name__}")
+            return _charged(failed.end(name, f"failed: {type(exc).__name__}"), services, before, steps)
+        state = _charged(state, services, before, steps)
         if state.stopped_by:
             return state
     return state
+
+
+def _spent(services: Services) -> Usage | None:
+    """What the decider has spent so far, if it counts (the remote ones do)."""
+    return getattr(services.decider, "spent", None)
+
+
+def _charged(state: S, services: Services, before: Usage | None, steps: int) -> S:
+    """The state with what its stage spent on the decider put on the last step the stage logged."""
+    after = _spent(services)
+    if before is None or after is None or len(state.trace) <= steps:
+        return state
+    usage = after.since(before)
+    if not (usage.questions or usage.tokens_in or usage.tokens_out):
+        return state
+    *rest, last = state.trace
+    return evolve(state, trace=(*rest, evolve(last, usage=usage)))
 
 
 def recall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES) -> Recall:
@@ -45,6 +66,7 @@ def recall(message: Message, services: Services, stages: Sequence[Stage] = RECAL
     if not state.stopped_by:
         state = state.end("pipeline", "ran out of stages")
     items = state.chosen if state.text else ()  # only what was rendered was added
+    _record_costs(services, message.session, state.trace)
     notice = state.notice or _health_news(services, message.session)
     return Recall(state.text, items, state.kind, state.trace, state.stopped_by, notice)
 
@@ -64,5 +86,17 @@ def _health_news(services: Services, session: str) -> str | None:
 def retain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:
     """Keep what would save redoing work: append it to the notes, revise them, sync the store."""
     state = run(stages, services, Keep(exchange=exchange))
+    _record_costs(services, exchange.session, state.trace)
     return Retained(state.keep, state.category, state.lines, state.edits, state.trace,
                     state.stopped_by or "done", state.notice)
+
+
+def _record_costs(services: Services, session: str, trace: Sequence[Step]) -> None:
+    """Add what a remote decider cost on this path to the session's total (nothing spent: no write)."""
+    if not any(step.usage is not None for step in trace):
+        return
+    from .costs import SessionCosts, spent
+
+    total = spent(trace)
+    if total is not None:
+        SessionCosts(services.config.home).add(session, total)

@@ -69,7 +69,7 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
     from .redact import PatternRedactor
 
     folder = config.project_dir(project_root)
-    remote = config.store == "cognee" or config.decider == "systemone"
+    remote = config.store == "cognee" or _remote_decider(config)
     common = dict(
         decider=_decider(config),
         notebook=NotesFile(folder / "notes.md"),
@@ -94,10 +94,15 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
 
 
 def _decider(config: Config) -> Decider:
-    if config.decider == "systemone":
-        from .decider.systemone import SystemOneDecider
+    if not _remote_decider(config):
+        from .decider.embedded import EmbeddedDecider
 
-        return SystemOneDecider.from_config(config)
-    from .decider.embedded import EmbeddedDecider
+        return EmbeddedDecider.load()
+    from .decider.backends import decider_for
 
-    return EmbeddedDecider.load()
+    return decider_for(config)
+
+
+def _remote_decider(config: Config) -> bool:
+    """Whether any question goes to a remote backend (the plain embedded default reads nothing more)."""
+    return config.decider != "embedded" or bool(config.decider_by_task)

@@ -127,8 +127,9 @@ def _session(state: _Path) -> str:
 
 def ask(services: Services, state: _Path, stage: str, since: float,
         questions: Mapping[str, Question]) -> dict[str, Answer]:
-    """Ask the decider, within its deadline."""
-    decider = services.decider
+    """Ask the decider, within its deadline (the backend these questions are routed to, if any)."""
+    route = getattr(services.decider, "for_questions", None)
+    decider = route(questions) if route is not None else services.decider
     return call_service(services, state, stage, decider, services.config.decider_deadline, since,
                         decider.decide, decision_state(state), questions)
 

@@ -180,14 +180,45 @@ Answer = Union[NoulAnswer, ChoiceAnswer, ScoreAnswer]
 # -- what a path returns ----------------------------------------------------
 
 @frozen
+class Usage:
+    """What a remote decider's answers cost: questions asked, tokens sent and received, US dollars.
+
+    ``calibrated`` is False when the answers are not probabilities read from a
+    model (a forced tool call's self-reported confidence): thresholds tuned on
+    another backend do not carry over.
+
+    >>> Usage(1, 120, 1, 0.0000050) + Usage(2, 240, 2, 0.0000101)
+    Usage(questions=3, tokens_in=360, tokens_out=3, usd=1.51e-05, calibrated=True)
+    """
+
+    questions: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    usd: float = 0.0
+    calibrated: bool = True
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.questions + other.questions, self.tokens_in + other.tokens_in,
+                     self.tokens_out + other.tokens_out, self.usd + other.usd,
+                     self.calibrated and other.calibrated)
+
+    def since(self, earlier: Usage) -> Usage:
+        """What was spent after ``earlier`` (a reading of the same counter)."""
+        return Usage(self.questions - earlier.questions, self.tokens_in - earlier.tokens_in,
+                     self.tokens_out - earlier.tokens_out, self.usd - earlier.usd, self.calibrated)
+
+
+@frozen
 class Step:
-    """One line of a trace: which stage ran, what it decided, how long it took."""
+    """One line of a trace: which stage ran, what it decided, how long it took,
+    and what a remote decider's answers cost (``usage``, None when nothing was spent)."""
 
     stage: str
     verdict: str
     elapsed: float
     score: float | None = None
     why: str = ""
+    usage: Usage | None = None
 
 
 @frozen
