@@ -107,8 +107,16 @@ def stop(read_turn: TurnReader, payload: Mapping[str, Any]) -> None:
     from memsift.types import Exchange
 
     _stderr_to(default_home(os.environ) / LOG)  # the agent stopped listening: errors go there
-    retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")),
-           open_services(load_config(), root))
+    config = load_config()
+    services = open_services(config, root)
+    retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
+    if config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
+        from memsift.model_reviser import revise_when_due
+
+        try:
+            revise_when_due(config, services.notebook)  # type: ignore[arg-type]
+        except Exception as error:  # the notes are untouched; say why in hooks.log
+            print(f"memsift: the model reviser failed: {type(error).__name__}: {error}", file=sys.stderr)
 
 
 EVENTS: dict[str, Callable[[TurnReader, Mapping[str, Any]], None]] = {"prompt": prompt, "stop": stop}

@@ -74,13 +74,28 @@ def _bench(ns: argparse.Namespace) -> int:
     scenarios = [load_scenario(path) for path in ns.scenarios]
     pipelines = [ns.pipeline] if ns.pipeline else ["memsift", "every-message"]
     kwargs = {"make_store": make_store} if make_store else {}
+    remote = config.decider != "embedded" or bool(config.decider_by_task)
+    if remote:
+        kwargs["with_cost"] = True
     results = [bench_pipeline(name, scenarios, config, **kwargs) for name in pipelines]
+    if "memsift" in pipelines and remote:
+        results.insert(1, _bench_remote(config, scenarios, kwargs))  # beside the embedded decider
     if ns.json:
         for result in results:
             print(json.dumps(result))
     else:
         print(format_table(results))
     return 0
+
+
+def _bench_remote(config, scenarios, kwargs):
+    """The memsift pipeline on the configured remote decider, as a column of its own."""
+    from .bench import bench_pipeline
+    from .decider.backends import decider_for
+
+    label = "+".join(sorted({config.backend_for(t) for t in ("kind", "answers", "worth", "keep")}))
+    return bench_pipeline("memsift", scenarios, config, decider=decider_for(config), label=f"memsift/{label}",
+                          **kwargs)
 
 
 def _cognee_bench_store(config):
@@ -127,7 +142,10 @@ def _recall(ns: argparse.Namespace) -> int:
     for step in result.trace:
         score = "" if step.score is None else f" p={step.score:.2f}"
         why = f" ({step.why})" if step.why else ""
-        print(f"#  {step.stage:<9} {step.verdict}{score}{why} {step.elapsed * 1000:.2f} ms", file=sys.stderr)
+        cost = "" if step.usage is None else (
+            f" [{step.usage.questions} asked, {step.usage.tokens_in}/{step.usage.tokens_out} tokens, "
+            f"{step.usage.usd:.6f} USD{'' if step.usage.calibrated else ', uncalibrated'}]")
+        print(f"#  {step.stage:<9} {step.verdict}{score}{why}{cost} {step.elapsed * 1000:.2f} ms", file=sys.stderr)
     return 0
 
 
