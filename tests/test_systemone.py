@@ -9,20 +9,17 @@ garbage. The decider's real client code runs against it over a socket.
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import json
 import re
-import socket
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
+from http_service import HANG, JsonService, Received, Scripted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,27 +44,6 @@ DEPLOYS = "Deploys: the staging server is rebuilt every night from the main bran
 Answerer = Callable[[Any, dict[str, Any]], Any]
 
 
-class Scripted(NamedTuple):
-    """A reply served instead of an answer: a status, headers and a body (bytes or JSON)."""
-
-    status: int
-    body: Any = None
-    headers: Mapping[str, str] = {}
-
-
-HANG = Scripted(0)  # accept the request and never answer
-
-
-class Received(NamedTuple):
-    at: float  # time.monotonic() on arrival
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
 def hashed(*parts: Any) -> float:
     """A stable number in [0, 1) for what was asked: the same request gets the same answer."""
     return zlib.crc32(json.dumps(parts, sort_keys=True).encode()) % 1000 / 1000
@@ -81,7 +57,7 @@ def hashed_answers(state: Any, question: dict[str, Any]) -> Any:
     return {str(k): 1.0 + hashed(question["instructions"], str(k)) for k in keys}
 
 
-class SystemOneStub:
+class SystemOneStub(JsonService):
     """A System One compatible service in a thread; ``stop()`` (or leaving ``with``) ends it.
 
     ``script`` replies go first, one per request; then ``always`` if set; then the
@@ -90,48 +66,13 @@ class SystemOneStub:
     """
 
     def __init__(self, *, api_key: str | None = None, answerer: Answerer = hashed_answers) -> None:
+        super().__init__(PATH)
         self.api_key = api_key
         self.answerer = answerer
-        self.script: list[Scripted] = []
-        self.always: Scripted | None = None
-        self.requests: list[Received] = []
-        self.released = threading.Event()
-        self.connections: set[socket.socket] = set()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}{PATH}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name="systemone-stub", daemon=True)
-        self._thread.start()
-        self._running = True
-
-    def __enter__(self) -> SystemOneStub:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        if self._running:
-            self._running = False
-            self.released.set()  # hung requests end
-            self._server.shutdown()
-            self._server.server_close()
-            for connection in list(self.connections):  # keep-alive ones too: a stopped service answers nothing
-                with contextlib.suppress(OSError):
-                    connection.shutdown(socket.SHUT_RDWR)
-            self._thread.join(timeout=5)
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [request.json() for request in self.requests]
 
     # -- what the service does with one request --
 
-    def reply(self, received: Received) -> Scripted:
-        if self.script:
-            return self.script.pop(0)
-        if self.always is not None:
-            return self.always
+    def serve(self, received: Received) -> Scripted:
         if received.path != PATH:
             return Scripted(404, {"error": {"type": "not_found", "message": f"no route {received.path}"}})
         if self.api_key and received.headers.get("authorization") != f"Bearer {self.api_key}":
@@ -166,45 +107,6 @@ class SystemOneStub:
                 "legend": {lv: json.dumps(d) if not isinstance(d, str) else d
                            for lv, d in zip(levels, question["criteria"])},
                 "probabilities": probabilities, "confidence": max(probabilities.values())}
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as a real service offers
-
-            def setup(self) -> None:
-                super().setup()
-                stub.connections.add(self.connection)
-
-            def finish(self) -> None:
-                stub.connections.discard(self.connection)
-                super().finish()
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                received = Received(time.monotonic(), self.path,
-                                    {k.lower(): v for k, v in self.headers.items()}, body)
-                stub.requests.append(received)
-                reply = stub.reply(received)
-                if reply is HANG:
-                    stub.released.wait(30)
-                    self.close_connection = True
-                    return
-                raw = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self._headers_buffer.append(b"\r\n")  # headers and body in one write: no Nagle stall
-                self.wfile.write(b"".join(self._headers_buffer) + raw)
-                self._headers_buffer = []
-
-            def log_message(self, *_: object) -> None:  # quiet test output
-                pass
-
-        return Handler
 
 
 def normalised(weights: Mapping[str, float]) -> dict[str, float]:

@@ -17,7 +17,6 @@ thresholds for this backend are set apart (an ``[anthropic]`` table in
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
