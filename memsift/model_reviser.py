@@ -94,9 +94,9 @@ def edits_from(output: Any, lines: Sequence[str]) -> list[Edit]:
             raise MalformedEdits(f"an edit replaces or removes a line, not {_shown(raw)}")
         if lines[line - 1].lstrip().startswith("#"):
             raise MalformedEdits(f"line {line} is a heading")
-        if action == "replace" and (not text.strip() or one_line(text) != text.strip()):
+        if action == "replace" and (not text.strip() or "\n" in text or "\r" in text):
             raise MalformedEdits(f"line {line} must be replaced by one line of text, not {_shown(text)}")
-        edits.append(Edit(line, action, text.strip() if action == "replace" else "", old=lines[line - 1]))
+        edits.append(Edit(line, action, one_line(text) if action == "replace" else "", old=lines[line - 1]))
     return edits
 
 
@@ -167,8 +167,7 @@ def revise_when_due(config: Config, notebook: NotesFile, *, reviser: Callable[[]
     if added:
         edits = (reviser or (lambda: ModelReviser.from_config(config)))().revise(lines, added)
         if edits:
-            outcome = notebook.apply(edits)
-            applied = list(outcome) if outcome is not None else edits  # type: ignore[func-returns-value]
+            applied = notebook.apply(edits)
     with locked(stamp):
         write_atomically(stamp, json.dumps({"at": now, "seen": sorted({note_id(line) for line in notebook.lines()})}))
     return applied
