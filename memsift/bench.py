@@ -27,11 +27,12 @@ from .notes import NotesFile, exchange_id
 from .pipeline import recall, retain
 from .services import Services, SessionLog
 from .stages import EVERY_MESSAGE_STAGES, RECALL_STAGES
-from .types import Answer, Edit, Exchange, Item, Kind, Message, Question, Store, Turn
+from .types import Answer, Decider, Edit, Exchange, Item, Kind, Message, Question, Store, Turn, Usage
 
 PIPELINES = {"memsift": RECALL_STAGES, "every-message": EVERY_MESSAGE_STAGES}
 COUNTS = ("messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
-          "reminders_expected", "items_added", "items_needed_added", "secrets_leaked")
+          "reminders_expected", "items_added", "items_needed_added", "secrets_leaked",
+          "questions", "tokens_in", "tokens_out", "usd")  # the last four: what the decider was asked
 # A loop scenario's reminders, direct and needing a step of inference apart, and its notes at the end.
 LOOP_COUNTS = ("found_direct", "expected_direct", "found_inference", "expected_inference", "notes_lines",
                "notes_chars")
@@ -144,11 +145,27 @@ class Witness:
 class _WatchedDecider:
     def __init__(self, inner: Any, witness: Witness) -> None:
         self.inner, self.witness, self.name = inner, witness, inner.name
+        self.remote = getattr(inner, "remote", True)
+        self.asked = Usage()  # every question, embedded or remote, and what the remote ones cost
+
+    @property
+    def spent(self) -> Usage | None:  # a trace step's usage reads a remote decider's counter
+        return getattr(self.inner, "spent", None)
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
         self.witness.seen.append(json.dumps(state, default=str))
         self.witness.seen.extend(json.dumps(q.instructions, default=str) for q in questions.values())
-        return self.inner.decide(state, questions)
+        before = self.spent or Usage()
+        try:
+            return self.inner.decide(state, questions)
+        finally:
+            cost = (self.spent or Usage()).since(before)
+            self.asked += Usage(len(questions), cost.tokens_in, cost.tokens_out, cost.usd)
+
+    def counts(self) -> dict[str, Any]:
+        """The row's cost counts: questions, tokens sent and received, US dollars."""
+        a = self.asked
+        return {"questions": a.questions, "tokens_in": a.tokens_in, "tokens_out": a.tokens_out, "usd": a.usd}
 
 
 class _WatchedStore:
@@ -244,6 +261,7 @@ def bench_scenario(scenario: Scenario | LoopScenario, pipeline: str, base: Servi
             row["items_needed_added"] += len(found & set(turn.needs))
     kept = _retain_verdicts(scenario, pipeline, evolve(services, notebook=_WatchedNotes(
         folder / "retained.md", witness)))
+    row.update(services.decider.counts())  # type: ignore[attr-defined]
     row.update(
         id=scenario.id,
         kind_accuracy=right_kinds / max(row["messages"], 1),
@@ -286,6 +304,7 @@ def bench_loop(scenario: LoopScenario, pipeline: str, base: Services, make_store
             turns += [Turn("user", user.text), Turn("assistant", answer)]
     _settled(store)
     lines = [line for line in services.notebook.lines() if line.strip()]
+    row.update(services.decider.counts())  # type: ignore[attr-defined]
     row.update(
         id=scenario.id, loop=True, kind_accuracy=None,
         wait_mean_s=statistics.fmean(waits) if waits else 0.0, wait_p95_s=_p95(waits),
@@ -376,11 +395,15 @@ ROW_KEYS = ("id", "messages", "added", "added_chars", "added_for_nothing", "no_n
             "reminders_expected", "items_added", "items_needed_added", "kind_accuracy", "wait_mean_s",
             "wait_p95_s", "secrets_leaked", "retain_precision", "retain_recall")
 LOOP_KEYS = ("loop", *LOOP_COUNTS, "notes_line_median", "notes_line_max")
+COST_KEYS = ("messages", "questions", "tokens_in", "tokens_out", "usd")  # beside the rows: FORMAT.md fixes those
 
 
 def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario | LoopScenario], config: Config | None = None,
-                   make_store: StoreFactory = embedded_store) -> dict[str, Any]:
-    """The object ``memsift bench --json`` prints for one pipeline."""
+                   make_store: StoreFactory = embedded_store, decider: Decider | None = None,
+                   label: str | None = None, with_cost: bool = False) -> dict[str, Any]:
+    """The object ``memsift bench --json`` prints for one pipeline (on the embedded decider unless
+    ``decider`` is given; ``label`` names its column). ``with_cost`` adds ``"cost"``: questions,
+    tokens and US dollars per scenario and in total, beside the rows FORMAT.md fixes."""
     from .decider.embedded import EmbeddedDecider
     from .redact import PatternRedactor
     from .revise import DuplicateReviser
@@ -389,14 +412,17 @@ def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario | LoopScenario], 
     with tempfile.TemporaryDirectory(prefix="memsift-bench-") as tmp:
         config = config or load_config({"MEMSIFT_HOME": tmp})
         config = evolve(config, home=Path(tmp))
-        base = Services(decider=EmbeddedDecider.load(), notebook=NotesFile(Path(tmp) / "unused.md"),
+        base = Services(decider=decider or EmbeddedDecider.load(), notebook=NotesFile(Path(tmp) / "unused.md"),
                         redactor=PatternRedactor(), reviser=DuplicateReviser(), config=config)
         for n, scenario in enumerate(scenarios):
             folder = Path(tmp) / f"{n}-{pipeline}"
             folder.mkdir()
             rows.append(bench_scenario(scenario, pipeline, base, make_store, folder))
     total = _total(rows)
-    return {"pipeline": pipeline, "scenarios": [_public(r) for r in rows], "total": _public(total)}
+    result = {"pipeline": label or pipeline, "scenarios": [_public(r) for r in rows], "total": _public(total)}
+    if with_cost:
+        result["cost"] = {r["id"]: {k: r[k] for k in COST_KEYS} for r in (*rows, total)}
+    return result
 
 
 def _public(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -422,11 +448,15 @@ def format_table(results: Sequence[Mapping[str, Any]]) -> str:
     names = [r["pipeline"] for r in results]
     sections = [(row["id"], [r["scenarios"][i] for r in results]) for i, row in enumerate(results[0]["scenarios"])]
     sections.append(("total", [r["total"] for r in results]))
+    spending = any(r.get("cost", {}).get("total", {}).get("tokens_in") for r in results)  # a remote decider ran
     for title, rows in sections:
         lines = [f"{title}", f"  {'':<22}" + "".join(f"{n:>16}" for n in names)]
         shown = _LINES + (_LOOP_LINES if "loop" in rows[0] else ())
         for label, cell in shown:
             lines.append(f"  {label:<22}" + "".join(f"{cell(r):>16}" for r in rows))
+        costs = [r.get("cost", {}).get(title) for r in results]
+        for label, cell in _COST_LINES if spending else ():
+            lines.append(f"  {label:<22}" + "".join(f"{cell(c) if c else '':>16}" for c in costs))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -453,6 +483,19 @@ _LOOP_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
     ("found inference", lambda r: _ratio(r["found_inference"], r["expected_inference"])),
     ("notes lines / chars", lambda r: f"{r['notes_lines']} / {r['notes_chars']:,}"),
     ("note median / max", lambda r: f"{r['notes_line_median']:.0f} / {r['notes_line_max']}"),
+)
+
+
+def _per_message(key: str, scale: float = 1.0) -> Callable[[Mapping[str, Any]], str]:
+    return lambda r: f"{r[key] * scale / max(r['messages'], 1):,.{2 if scale == 1 else 4}f}"
+
+
+# Per message recalled; the questions and tokens of retain are counted in with them.
+_COST_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("questions / message", _per_message("questions")),
+    ("tokens sent / message", _per_message("tokens_in")),
+    ("tokens back / message", _per_message("tokens_out")),
+    ("USD / 1,000 messages", _per_message("usd", 1000.0)),
 )
 
 

@@ -351,7 +351,9 @@ def test_recall_routes_item_judgements_to_the_model_and_pays_for_them(tmp_path):
     assert classify.stage == "classify" and classify.usage is None  # embedded: nothing spent
     assert notes.stage == "notes" and notes.usage is not None and notes.usage.questions == 2
     sent = sum(tokens(m["content"]) for body in service.bodies() for m in body["messages"])  # as it counted
-    assert notes.usage.tokens_in == sent and notes.usage.usd == pytest.approx(sent * 0.042 / 1e6)
+    paid = [step.usage for step in result.trace if step.usage is not None]
+    assert sum(u.tokens_in for u in paid) == sent and sum(u.questions for u in paid) == len(service.requests)
+    assert sum(u.usd for u in paid) == pytest.approx(sent * 0.042 / 1e6)
     assert all(GITHUB_TOKEN not in r.body.decode() for r in service.requests)  # redacted before it left
     assert session_costs(tmp_path)["s1"].tokens_in == sent
 
