@@ -91,9 +91,10 @@ def _bench(ns: argparse.Namespace) -> int:
 def _bench_remote(config, scenarios, kwargs):
     """The memsift pipeline on the configured remote decider, as a column of its own."""
     from .bench import bench_pipeline
+    from .config import THRESHOLD_TASKS
     from .decider.backends import decider_for
 
-    label = "+".join(sorted({config.backend_for(t) for t in ("kind", "answers", "worth", "keep")}))
+    label = "+".join(sorted({config.backend_for(task) for task in set(THRESHOLD_TASKS.values())}))
     return bench_pipeline("memsift", scenarios, config, decider=decider_for(config), label=f"memsift/{label}",
                           **kwargs)
 

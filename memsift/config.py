@@ -109,11 +109,12 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
 
 
 BACKENDS = ("embedded", "systemone", "openai", "anthropic")
-# The question task each threshold is compared with: a [backend] table of config.toml sets the
-# thresholds of the tasks that backend answers (its probabilities are its own).
-THRESHOLD_TASKS = {"search_threshold": "kind", "answers_threshold": "answers", "asked_threshold": "answers",
-                   "settled_threshold": "answers", "repeat_threshold": "answers",
-                   "worth_threshold": "worth", "keep_threshold": "keep"}
+# The question task each threshold is compared with, where its name does not say it (worth_threshold:
+# worth). A [backend] table of config.toml sets the thresholds of the tasks that backend answers.
+_TASK_OF = {"search_threshold": "kind", "asked_threshold": "answers", "settled_threshold": "answers",
+            "settled_margin": "answers", "repeat_threshold": "answers"}
+THRESHOLD_TASKS = {f.name: _TASK_OF.get(f.name, f.name.removesuffix("_threshold"))
+                   for f in fields(Config) if f.name.endswith("_threshold") or f.name in _TASK_OF}
 
 
 def _backend_thresholds(config: Config, tables: Mapping[str, Mapping[str, Any]],
