@@ -449,14 +449,15 @@ def format_table(results: Sequence[Mapping[str, Any]]) -> str:
     sections = [(row["id"], [r["scenarios"][i] for r in results]) for i, row in enumerate(results[0]["scenarios"])]
     sections.append(("total", [r["total"] for r in results]))
     spending = any(r.get("cost", {}).get("total", {}).get("tokens_in") for r in results)  # a remote decider ran
+    width = max(16, *(len(name) + 2 for name in names))
     for title, rows in sections:
-        lines = [f"{title}", f"  {'':<22}" + "".join(f"{n:>16}" for n in names)]
+        lines = [f"{title}", f"  {'':<22}" + "".join(f"{n:>{width}}" for n in names)]
         shown = _LINES + (_LOOP_LINES if "loop" in rows[0] else ())
         for label, cell in shown:
-            lines.append(f"  {label:<22}" + "".join(f"{cell(r):>16}" for r in rows))
+            lines.append(f"  {label:<22}" + "".join(f"{cell(r):>{width}}" for r in rows))
         costs = [r.get("cost", {}).get(title) for r in results]
         for label, cell in _COST_LINES if spending else ():
-            lines.append(f"  {label:<22}" + "".join(f"{cell(c) if c else '':>16}" for c in costs))
+            lines.append(f"  {label:<22}" + "".join(f"{cell(c) if c else '':>{width}}" for c in costs))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
