@@ -31,7 +31,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .errors import MemsiftError
 from .notes import note_id, one_line
@@ -121,9 +121,9 @@ class ModelReviser:
         from .decider.backends import decider_for
         from .redact import PatternRedactor
 
-        backend = decider_for(evolve(config, decider=config.reviser, decider_by_task=None))
+        backend = cast(Structured, decider_for(evolve(config, decider=config.reviser, decider_by_task=None)))
         # A revision reads the whole notes: it gets far longer than one decision.
-        return cls(backend, redactor=PatternRedactor(), deadline=max(30.0, config.decider_deadline))  # type: ignore[arg-type]
+        return cls(backend, redactor=PatternRedactor(), deadline=max(30.0, config.decider_deadline))
 
     def revise(self, lines: Sequence[str], added: Sequence[str]) -> list[Edit]:
         """The edits the model names for ``lines`` after ``added`` joined them (raises ``MalformedEdits``)."""

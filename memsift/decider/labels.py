@@ -52,12 +52,14 @@ class Asked:
                 raise ValueError(f"a chat decider offers 1 to {MAX_OPTIONS} options, not {len(question.options)}")
             labels = tuple(string.ascii_uppercase[: len(question.options)])
             lines += ["Options:"] + [f"{label}: {option}" + (f" ({about})" if about else "")
-                                     for label, (option, about) in zip(labels, question.options.items())]
+                                     for label, (option, about) in zip(labels, question.options.items(),
+                                                                       strict=True)]
         else:
             if not 2 <= len(question.levels) <= 10:
                 raise ValueError(f"a score has 2 to 10 levels, not {len(question.levels)}")
             labels = tuple(str(level) for level in range(len(question.levels)))
-            lines += ["Levels:"] + [f"{label}: {_text(level)}" for label, level in zip(labels, question.levels)]
+            lines += ["Levels:"] + [f"{label}: {_text(level)}"
+                                    for label, level in zip(labels, question.levels, strict=True)]
         lines += ["", f"Answer with one label: {', '.join(labels)}."]
         return cls(question, "\n".join(lines), labels)
 
@@ -69,7 +71,7 @@ class Asked:
         if isinstance(question, Noul):
             return NoulAnswer(p["yes"])
         if isinstance(question, Choice):
-            options = dict(zip(self.labels, map(str, question.options)))
+            options = dict(zip(self.labels, map(str, question.options), strict=True))
             return ChoiceAnswer(options[best], {options[label]: p[label] for label in self.labels}, p[best])
         return ScoreAnswer(sum(int(label) * p[label] for label in self.labels), p, p[best])
 
@@ -89,4 +91,4 @@ def ask_each(state: Mapping[str, Any], questions: Mapping[str, Question],
     total = Usage()
     for _, usage in replies:
         total += usage
-    return {qid: answer for qid, (answer, _) in zip(asked, replies)}, total
+    return {qid: answer for qid, (answer, _) in zip(asked, replies, strict=True)}, total
