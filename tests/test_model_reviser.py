@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -266,3 +267,36 @@ def test_the_default_duplicate_reviser_has_no_background_run(tmp_path):
 
     assert revise_when_due(load_config({"MEMSIFT_HOME": str(tmp_path)}), notes) is None
     assert not (tmp_path / "revised.json").exists()
+
+
+# -- in the Stop hook: after retain, in the process it detached ---------------------------
+
+def test_the_stop_hook_returns_before_the_model_reviser_answers_then_the_edit_lands(tmp_path):
+    from test_adapters import (
+        FIX, INCIDENT, claude_transcript, hooks_log, notes_file, run_hook, stop_payload, wait_for,
+    )
+
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    stale = "Deploys: the build runner has a 10 GB disk and no cache limit"
+    NotesFile(notes_file(home, project)).append(["# Deploys", stale])
+    answered = threading.Event()
+
+    def removes_the_stale_line(prompt: str, schema: Mapping[str, Any]) -> Any:
+        answered.wait(30)  # the model takes its time: the hook must not wait for it
+        return {"edits": [{"line": 2, "action": "remove", "text": ""}]}
+
+    with OpenAIService(structurer=removes_the_stale_line) as service:
+        transcript = claude_transcript(tmp_path / "session.jsonl", [("user", INCIDENT)])
+        result = run_hook("claude", "stop", stop_payload("claude", project, transcript, FIX), home, project,
+                          MEMSIFT_REVISER="openai", MEMSIFT_DECIDER_URL=service.base_url,
+                          MEMSIFT_DECIDER_MODEL="gpt-4.1-mini")
+        assert result.returncode == 0 and result.stderr == b""
+        assert wait_for(lambda: service.requests), hooks_log(home)  # asked, and the hook has returned
+        answered.set()
+        notes = NotesFile(notes_file(home, project))
+        lines = wait_for(lambda: stale not in notes.lines() and notes.lines())
+
+    assert lines and lines[0] == "# Deploys" and len(lines) == 2 and "docker builder prune" in lines[1], hooks_log(home)
+    (request,) = service.bodies()
+    assert "2: " + stale in request["messages"][-1]["content"]
