@@ -7,6 +7,7 @@ the deciders' real client code runs against them over a socket.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from chat_services import AnthropicService, OpenAIService, hashed_weights, labels_in, tokens
 from http_service import HANG, Scripted
 
+from memsift.bench import format_table
 from memsift.config import load_config
 from memsift.costs import session_costs
 from memsift.decider.anthropic_messages import AnthropicDecider
@@ -398,3 +400,28 @@ def test_the_embedded_default_spends_nothing_and_writes_no_costs(tmp_path, memsi
 
     assert all(step.usage is None for step in result.trace)
     assert not (memsift_home / "costs.json").exists()
+
+
+# -- the bench: questions, tokens and cost beside the embedded decider ------------------------
+
+def test_bench_on_a_remote_decider_adds_a_column_and_its_cost(tmp_path, monkeypatch, capsys):
+    from memsift.cli import main
+
+    scenarios = sorted(str(p) for p in (Path(__file__).resolve().parents[1] / "benchmarks" / "scenarios").glob(
+        "example_*.json"))
+    with OpenAIService() as service:
+        for name, value in {"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_DECIDER": "openai",
+                            "MEMSIFT_DECIDER_URL": service.base_url, "MEMSIFT_DECIDER_MODEL": "gpt-4.1-mini",
+                            "MEMSIFT_DECIDER_PRICE_IN": "0.042", "MEMSIFT_DECIDER_DEADLINE": "10"}.items():
+            monkeypatch.setenv(name, value)
+        assert main(["bench", *scenarios[:1], "--pipeline", "memsift", "--json"]) == 0
+        embedded, remote = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+
+    assert (embedded["pipeline"], remote["pipeline"]) == ("memsift", "memsift/openai")
+    mine, theirs = embedded["cost"]["total"], remote["cost"]["total"]
+    assert mine["questions"] > 0 and mine["tokens_in"] == 0 and mine["usd"] == 0  # embedded: free
+    sent = sum(tokens(m["content"]) for body in service.bodies() for m in body["messages"])
+    assert theirs["questions"] == len(service.requests) and theirs["tokens_in"] == sent
+    assert theirs["usd"] == pytest.approx(sent * 0.042 / 1e6)
+    table = format_table([embedded, remote])
+    assert "questions / message" in table and "USD / 1,000 messages" in table

@@ -206,6 +206,17 @@ def test_answers_come_back_as_noul_choice_and_score_answers(stub):
     assert len(stub.requests) == 1  # every question in one request
 
 
+def test_what_the_service_reports_it_used_is_counted_at_the_configured_price(stub):
+    decider = decider_for(stub, price=(0.042, 0.0))
+
+    decider.decide(STATE, {"urgent": WORTH, "team": DEPARTMENT})
+    decider.decide(STATE, {"mood": FRUSTRATION})
+
+    sent = sum(len(request.body) // 4 for request in stub.requests)  # what the stub reports as input tokens
+    assert (decider.spent.questions, decider.spent.tokens_in, decider.spent.tokens_out) == (3, sent, 30)
+    assert decider.spent.usd == pytest.approx(sent * 0.042 / 1e6) and decider.spent.calibrated
+
+
 def test_the_request_holds_state_model_and_questions_as_documented(stub):
     item = Noul("answers", {"question": "Does this item answer the message?", "item": STRIPE, "origin": "note"},
                 criteria={"true": "it answers", "false": "it does not"})
