@@ -102,7 +102,10 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
     config_file = config.home / "config.toml"
     if config_file.is_file():
         settings.update(_read_toml(config_file))
-    tables = {name: settings.pop(name) for name in BACKENDS if isinstance(settings.get(name), dict)}
+    tables = {name: settings.pop(name) for name in BACKENDS if name in settings}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise ConfigurationError(f"{config_file}: {name} is a table of thresholds ([{name}]), not {table!r}")
     settings.update({name: environ[var] for var, name in _ENV.items() if var in environ})
     config = evolve(config, **_coerce(settings))
     return evolve(config, **_backend_thresholds(config, tables, environ))

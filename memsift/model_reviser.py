@@ -55,6 +55,7 @@ SYSTEM = (
     "redundant: replace a line with one corrected line, or remove it. Leave everything else alone; "
     "when nothing needs changing, answer with no edits. Never edit a heading (a line starting with #)."
 )
+REVISION_DEADLINE = 30.0  # seconds, at least: the model reads every line and writes its edits
 STAMP = "revised.json"  # per project: when the model reviser last ran, and the lines it had seen
 
 
@@ -121,9 +122,10 @@ class ModelReviser:
         from .decider.backends import decider_for
         from .redact import PatternRedactor
 
-        backend = cast(Structured, decider_for(evolve(config, decider=config.reviser, decider_by_task=None)))
         # A revision reads the whole notes: it gets far longer than one decision.
-        return cls(backend, redactor=PatternRedactor(), deadline=max(30.0, config.decider_deadline))
+        deadline = max(REVISION_DEADLINE, config.decider_deadline)
+        backend = decider_for(evolve(config, decider=config.reviser, decider_by_task=None, decider_deadline=deadline))
+        return cls(cast(Structured, backend), redactor=PatternRedactor(), deadline=deadline)
 
     def revise(self, lines: Sequence[str], added: Sequence[str]) -> list[Edit]:
         """The edits the model names for ``lines`` after ``added`` joined them (raises ``MalformedEdits``)."""

@@ -425,3 +425,22 @@ def test_bench_on_a_remote_decider_adds_a_column_and_its_cost(tmp_path, monkeypa
     assert theirs["usd"] == pytest.approx(sent * 0.042 / 1e6)
     table = format_table([embedded, remote])
     assert "questions / message" in table and "USD / 1,000 messages" in table
+
+
+def test_a_backend_name_in_config_toml_must_be_a_table_of_thresholds(tmp_path):
+    (tmp_path / "config.toml").write_text('anthropic = "yes"\n')
+    with pytest.raises(ConfigurationError, match=r"table of thresholds \(\[anthropic\]\)"):
+        load_config({"MEMSIFT_HOME": str(tmp_path)})
+    (tmp_path / "config.toml").write_text('[openai]\ndecider_url = "http://x"\n')
+    with pytest.raises(ConfigurationError, match="thresholds only"):
+        load_config({"MEMSIFT_HOME": str(tmp_path)})
+
+
+def test_a_model_known_to_give_logprobs_is_not_written_down_again(openai, tmp_path):
+    openai_decider(openai, tmp_path).decide(STATE, {"w": WORTH})
+    probe = tmp_path / "decider-probe.json"
+    written = probe.stat().st_mtime_ns
+
+    openai_decider(openai, tmp_path).decide(STATE, {"w": WORTH})  # the next hook process
+
+    assert probe.stat().st_mtime_ns == written

@@ -88,12 +88,15 @@ class OpenAICompatibleDecider:
         """Every question answered over *state*, one request each, all within ``deadline`` seconds."""
         if not questions:
             return {}
-        refusal = self._probes.refusal(self.url, self.model) if self._probes else None
-        if refusal:
-            raise LogprobsRefused(refusal)
+        if not self._known_good and self._probes is not None:  # read once per process, until it answers
+            refusal = self._probes.refusal(self.url, self.model)
+            if refusal:
+                raise LogprobsRefused(refusal)
         answers, usage = ask_each(state, questions, self._ask, seconds=self.deadline, workers=self._workers)
         if not self._known_good and self._probes is not None:
-            self._probes.record(self.url, self.model, "")
+            known = self._probes.known(self.url, self.model)
+            if known is None or known.get("refused"):  # written when it changes, not on every hook
+                self._probes.record(self.url, self.model, "")
         self._known_good = True
         with self._spending:
             self.spent += usage
