@@ -226,7 +226,8 @@ def logprob_support(config: Config, *, probe: bool = False) -> tuple[bool | None
     """Whether the configured OpenAI-compatible model gives log-probabilities, for ``memsift doctor``.
 
     ``(True, "")`` when it was seen to, ``(False, why)`` when it refused, ``(None, "not probed
-    yet")`` when no request has told; ``probe=True`` asks it one question now to find out.
+    yet")`` when no request has told; ``probe=True`` asks it one question now to find out (a
+    service that is down or refuses the key raises ``ServiceUnavailable`` / ``ConfigurationError``).
 
     >>> logprob_support(load_config())
     (False, "decider at api.openai.com answered 400: the model 'o4-mini' gives no log-probabilities ...")
