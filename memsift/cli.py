@@ -7,10 +7,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attrs import asdict, evolve
 
 from .errors import MemsiftError
+
+if TYPE_CHECKING:
+    from .config import Config
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,7 +92,7 @@ def _bench(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _bench_remote(config, scenarios, kwargs):
+def _bench_remote(config: Config, scenarios: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The memsift pipeline on the configured remote decider, as a column of its own."""
     from .bench import bench_pipeline
     from .config import THRESHOLD_TASKS
