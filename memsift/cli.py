@@ -1,19 +1,18 @@
-"""The ``memsift`` command: bench, recall, retain, redact."""
+"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attrs import asdict, evolve
-
 from .errors import MemsiftError
 
 if TYPE_CHECKING:
+    import argparse
+
     from .config import Config
 
 
@@ -23,6 +22,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .redact import main as redact_main
 
         return redact_main(args[1:])
+    if args[:1] == ["hook"]:  # every message of an agent comes here: no parser, nothing else imported
+        try:
+            from memsift_adapters.hook import main as hook_main
+        except Exception as exc:  # a broken install must not break the agent either
+            print(f"memsift: cannot run the hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 0
+        return hook_main(args[1:])
     parser = _parser()
     ns = parser.parse_args(args)
     try:
@@ -33,6 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="memsift", description=__doc__)
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
@@ -57,6 +65,27 @@ def _parser() -> argparse.ArgumentParser:
     retain.set_defaults(run=_retain)
 
     sub.add_parser("redact", help="print FILE (or stdin) with credentials redacted")
+    sub.add_parser("hook", help="run one hook of an agent: memsift hook claude-code|codex EVENT (payload on stdin)")
+
+    for name, does in (("install", "add memsift's hooks to"), ("uninstall", "take memsift's hooks out of")):
+        command = sub.add_parser(name, help=f"{does} Claude Code's or Codex's settings")
+        command.add_argument("agent", choices=["claude-code", "codex"])
+        command.add_argument("--project", type=Path, metavar="DIR",
+                             help="that project's settings (default: the user's, for every project)")
+        if name == "install":
+            command.add_argument("--trust", action="store_true",
+                                 help="codex: also trust the hooks in $CODEX_HOME/config.toml, as /hooks would")
+        command.set_defaults(run=_install, action=name)
+
+    notes = sub.add_parser("notes", help="print the project's notes and where they are")
+    notes.add_argument("--project", default=".", help="a folder of the project (default: here)")
+    notes.set_defaults(run=_notes)
+
+    search = sub.add_parser("search", help="search the project's notes and the store (for the agent itself)")
+    search.add_argument("query", nargs="+")
+    search.add_argument("--project", default=".", help="a folder of the project (default: here)")
+    search.add_argument("--limit", type=int, default=5, help="at most this many of each (default 5)")
+    search.set_defaults(run=_search)
     return parser
 
 
@@ -66,6 +95,8 @@ def _project_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _bench(ns: argparse.Namespace) -> int:
+    from attrs import evolve
+
     from .bench import bench_pipeline, format_table, load_scenario
     from .config import load_config
 
@@ -107,6 +138,8 @@ def _cognee_bench_store(config):
     """Each scenario gets a dataset of its own on the server, named for the run."""
     import os
 
+    from attrs import evolve
+
     from .stores.cognee import CogneeStore
 
     def make(scenario, folder):
@@ -124,6 +157,8 @@ def _services(ns: argparse.Namespace):
 
 
 def _recall(ns: argparse.Namespace) -> int:
+    from attrs import asdict
+
     from .pipeline import recall
     from .types import Message, Turn
 
@@ -155,6 +190,8 @@ def _recall(ns: argparse.Namespace) -> int:
 
 
 def _retain(ns: argparse.Namespace) -> int:
+    from attrs import asdict
+
     from .pipeline import retain
     from .types import Exchange
 
@@ -167,3 +204,29 @@ def _retain(ns: argparse.Namespace) -> int:
     result = retain(exchange, _services(ns))
     print(json.dumps(asdict(result), default=str, indent=1))
     return 0
+
+
+def _install(ns: argparse.Namespace) -> int:
+    import os
+
+    from .config import default_home
+    from .install import install, uninstall
+
+    where = dict(home=Path.home(), memsift_home=default_home(os.environ), project=ns.project)
+    if ns.action == "install":
+        print(install(ns.agent, trust=ns.trust, **where))
+    else:
+        print(uninstall(ns.agent, **where))
+    return 0
+
+
+def _notes(ns: argparse.Namespace) -> int:
+    from .search import print_notes
+
+    return print_notes(ns.project)
+
+
+def _search(ns: argparse.Namespace) -> int:
+    from .search import print_search
+
+    return print_search(" ".join(ns.query), ns.project, limit=ns.limit)

@@ -67,12 +67,16 @@ def recall(message: Message, services: Services, stages: Sequence[Stage] = RECAL
         state = state.end("pipeline", "ran out of stages")
     items = state.chosen if state.text else ()  # only what was rendered was added
     _record_costs(services, message.session, state.trace)
-    notice = state.notice or _health_news(services, message.session)
+    notice = state.notice or health_news(services, message.session)
     return Recall(state.text, items, state.kind, state.trace, state.stopped_by, notice)
 
 
-def _health_news(services: Services, session: str) -> str | None:
-    """A remote service came back (or went away) since this session last heard: say so once."""
+def health_news(services: Services, session: str) -> str | None:
+    """A remote service came back (or went away) since this session last heard: say so once.
+
+    >>> health_news(services, "s1")
+    'memory paused: Cognee at http://127.0.0.1:8000 unreachable since 14:02; reminders are off'
+    """
     if services.health is None:
         return None
     for service in (services.decider, services.store):

@@ -37,6 +37,8 @@ class Services:
     health: Health | None = None  # only with a remote service: the embedded ones do not fail
     outbox: Outbox | None = None  # only for a remote store: a local write needs none
     session_log: SessionLog | None = None
+    # Files the agent loads into its context itself (CLAUDE.md, AGENTS.md): what they state is not added.
+    loaded_files: tuple[Path, ...] = ()
 
 
 class SessionLog:

@@ -340,8 +340,9 @@ def answers_threshold(config: Config, kind: Kind | None) -> float:
 
 
 def dedupe(services: Services, state: Sift) -> Sift:
-    """Drop what the conversation already says, repeats, and what this session was already given
-    (unless the message plainly asks for it again: a judged probability of ``repeat_threshold``)."""
+    """Drop what the conversation or the files the agent loads already say, repeats, and what this
+    session was already given (unless the message plainly asks for it again: a judged probability
+    of ``repeat_threshold``)."""
     t0 = time.perf_counter()
     turns = [{stem(w) for w in content_words(turn.text)} for turn in state.message.conversation]
     log = services.session_log
@@ -356,6 +357,11 @@ def dedupe(services: Services, state: Sift) -> Sift:
             continue
         seen |= {key, item.id}
         kept.append(item)
+    if kept and services.loaded_files:  # read only now: something is about to be added
+        from .loaded import passages
+
+        loaded = [{stem(w) for w in content_words(text)} for text in passages(services.loaded_files)]
+        kept = [item for item in kept if not already_said(item.text, loaded, share)]
     dropped = len(state.chosen) - len(kept)
     state = evolve(state, chosen=tuple(kept)).log("dedupe", f"{len(kept)} new", t0,
                                                   why=f"{dropped} already said or given")

@@ -1,4 +1,5 @@
-"""The hook adapters, run as the agents run them: adapters/hook.py in a subprocess, payload on stdin."""
+"""The hook adapters, run as the agents run them: ``memsift hook AGENT EVENT`` in a subprocess,
+the payload on stdin."""
 
 from __future__ import annotations
 
@@ -12,13 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from adapters.hook import LOG, claude_turn, codex_turn, recent_turns
 from memsift.config import load_config
 from memsift.notes import NotesFile
+from memsift_adapters.claude_code import read_turn as claude_turn
+from memsift_adapters.codex import read_turn as codex_turn
+from memsift_adapters.hook import LOG
+from memsift_adapters.transcript import recent_turns
 
-ROOT = Path(__file__).resolve().parents[1]
-HOOK = ROOT / "adapters" / "hook.py"
+MEMSIFT = Path(sys.executable).parent / "memsift"  # the console script, as `memsift install` runs it
 AGENTS = ["claude", "codex"]
+AGENT_NAMES = {"claude": "claude-code", "codex": "codex"}
+EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "start": "SessionStart", "end": "SessionEnd"}
 
 STRIPE_NOTE = ("Payments: Stripe over Mollie because Mollie's webhooks dropped events under load; "
                "Stripe has an official v2 provider.")
@@ -44,10 +49,12 @@ def project(tmp_path: Path) -> Path:
 
 def run_hook(agent: str, event: str, stdin: dict | bytes, home: Path, cwd: Path, *,
              python_flags: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess[bytes]:
-    """The hook as an agent's hooks.json runs it: the venv's python, the file by path."""
+    """The hook as `memsift install` writes it: the venv's python, the console script by path."""
     data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")}
-    return subprocess.run([sys.executable, *python_flags, str(HOOK), agent, event], input=data,
+    command = [sys.executable, *python_flags, str(MEMSIFT), "hook", AGENT_NAMES.get(agent, agent),
+               EVENTS.get(event, event)]
+    return subprocess.run(command, input=data,
                           capture_output=True, cwd=cwd, timeout=60,
                           env={**clean, "MEMSIFT_HOME": str(home), **env})
 
@@ -262,7 +269,7 @@ def test_bad_input_on_the_prompt_hook_exits_0_with_one_line_on_stderr(agent, cas
 
     assert result.returncode == 0
     assert result.stdout == b""
-    assert f"{agent} prompt hook" in one_line_on_stderr(result)
+    assert f"{AGENT_NAMES[agent]} UserPromptSubmit hook" in one_line_on_stderr(result)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -320,7 +327,7 @@ def test_a_broken_config_is_one_line_on_stderr_or_in_the_log_of_the_detached_ret
     assert prompt.stdout == stop.stdout == stop.stderr == b""
     assert "bogus" in one_line_on_stderr(prompt)
     [line] = wait_for(lambda: hooks_log(home).splitlines())
-    assert line.startswith(f"memsift: {agent} stop hook: ") and "bogus" in line
+    assert line.startswith(f"memsift: {AGENT_NAMES[agent]} Stop hook: ") and "bogus" in line
 
 
 @pytest.mark.parametrize("agent", AGENTS)

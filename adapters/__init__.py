@@ -1,1 +1,0 @@
-"""Thin adapters between coding agents' hooks and memsift; the library never imports them."""

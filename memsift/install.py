@@ -1,0 +1,376 @@
+"""``memsift install|uninstall claude-code|codex``: memsift's hooks in an agent's settings.
+
+Install merges four hooks (SessionStart, UserPromptSubmit, Stop, SessionEnd)
+into the agent's settings file, beside whatever hooks are there, and writes
+nothing when they are already in place. Each hook runs this very
+interpreter on the ``memsift`` console script beside it, by absolute path:
+no shell shim, no ``uvx``, no PATH lookup on every message.
+
+>>> install("claude-code", home=Path.home())        # ~/.claude/settings.json
+>>> install("codex", project=Path("/src/shop"))      # /src/shop/.codex/hooks.json
+>>> uninstall("claude-code", home=Path.home())      # the file as it was, byte for byte
+
+Uninstall removes exactly what install added. Install keeps the file's text
+from before in ``<memsift home>/installs/``; when the file is still as install
+left it, uninstall puts that text back byte for byte (or removes the file it
+created). A file edited since keeps every other change: only memsift's hooks
+are taken out, and the JSON is written back with two-space indents.
+
+Codex runs a hook only once the user trusts it (``/hooks`` in its TUI), and
+any change to a hook needs trusting again. ``trust=True`` writes the trust
+entries the TUI would write into ``$CODEX_HOME/config.toml``: the same as
+trusting these four commands by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import sys
+import sysconfig
+import zlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from .errors import ConfigurationError
+
+AGENTS = ("claude-code", "codex")
+# Seconds. memsift's own deadlines end a recall first; SessionEnd only forks (Codex caps it at 3 s).
+TIMEOUTS = {"SessionStart": 10, "UserPromptSubmit": 20, "Stop": 10, "SessionEnd": 2}
+_OURS = re.compile(r"\bhook (?:claude-code|codex) (?:" + "|".join(TIMEOUTS) + r")\s*$")
+
+Settings = dict[str, Any]
+
+
+@frozen
+class Outcome:
+    """What install or uninstall did, in a few lines for the user."""
+
+    path: Path
+    lines: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def hook_command(agent: str, event: str) -> str:
+    """The command a hook runs: this interpreter, the ``memsift`` script beside it, by absolute path.
+
+    >>> hook_command("codex", "Stop")
+    '/home/u/.venv/bin/python /home/u/.venv/bin/memsift hook codex Stop'
+    """
+    script = Path(sysconfig.get_path("scripts")) / "memsift"
+    program = [str(script)] if script.is_file() else ["-m", "memsift"]  # not installed as a script
+    return shlex.join([sys.executable, *program, "hook", agent, event])
+
+
+def settings_path(agent: str, *, home: Path, project: Path | None = None,
+                  environ: Mapping[str, str] = os.environ) -> Path:
+    """Where the agent reads hooks: the user's settings, or the project's."""
+    _known(agent)
+    folder = ".claude" if agent == "claude-code" else ".codex"
+    if project is not None:
+        return Path(os.path.abspath(project)) / folder / ("settings.json" if agent == "claude-code"
+                                                          else "hooks.json")
+    if agent == "claude-code":
+        return Path(environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "settings.json"
+    return codex_home(home, environ) / "hooks.json"
+
+
+def codex_home(home: Path, environ: Mapping[str, str] = os.environ) -> Path:
+    return Path(environ.get("CODEX_HOME") or home / ".codex")
+
+
+def install(agent: str, *, home: Path, memsift_home: Path, project: Path | None = None,
+            trust: bool = False, environ: Mapping[str, str] = os.environ) -> Outcome:
+    """Add memsift's four hooks to the agent's settings (and, for Codex with *trust*, trust them)."""
+    path = settings_path(agent, home=home, project=project, environ=environ)
+    before = _read(path)
+    settings = _parse(path, before)
+    wanted = {event: hook_command(agent, event) for event in TIMEOUTS}
+    merged = _with_ours(_without_ours(settings), wanted)
+    changed = merged != settings
+    after = _dump(merged) if changed else before
+    record = Record(memsift_home, path)
+    if changed:
+        record.save_file(before, after, has_ours=_has_ours(settings), created=_first_missing(path.parent))
+        _write(path, after)
+    lines = [f"memsift hooks {'written to' if changed else 'already in'} {path}"]
+    if agent == "codex":
+        lines += _codex_trust(path, merged, record, home=home, trust=trust, project=project,
+                              environ=environ)
+    return Outcome(path, tuple(lines))
+
+
+def uninstall(agent: str, *, home: Path, memsift_home: Path, project: Path | None = None,
+              environ: Mapping[str, str] = os.environ) -> Outcome:
+    """Take out what install added: the file as it was when nothing else changed since."""
+    path = settings_path(agent, home=home, project=project, environ=environ)
+    record = Record(memsift_home, path)
+    saved = record.load()
+    lines = []
+    if trust := saved.get("trust"):  # first: the folder install created may hold both files
+        lines.append(_undo(Path(trust["path"]), trust, lambda text: _without_lines(text, trust["added"])))
+    lines.append(_undo(path, saved, lambda text: _dump(_without_ours(_parse(path, text)))))
+    record.forget()
+    return Outcome(path, tuple(line for line in lines if line))
+
+
+# -- the settings file ---------------------------------------------------------------
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _parse(path: Path, text: str | None) -> Settings:
+    if text is None or not text.strip():
+        return {}
+    try:
+        settings = json.loads(text)
+    except ValueError as exc:
+        raise ConfigurationError(f"{path} is not JSON ({exc}); nothing changed") from None
+    if not isinstance(settings, dict) or not isinstance(settings.get("hooks", {}), dict):
+        raise ConfigurationError(f"{path} is not a settings object with a 'hooks' object; nothing changed")
+    return settings
+
+
+def _dump(settings: Settings) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file atomically, keeping its permissions (a new one gets the umask's)."""
+    from .files import write_atomically
+
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    write_atomically(path, text)
+    os.chmod(path, mode)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _is_ours(handler: object) -> bool:
+    return (isinstance(handler, dict) and isinstance(handler.get("command"), str)
+            and "memsift" in handler["command"] and bool(_OURS.search(handler["command"])))
+
+
+def _has_ours(settings: Settings) -> bool:
+    return any(_is_ours(handler) for groups in settings.get("hooks", {}).values() if isinstance(groups, list)
+               for group in groups if isinstance(group, dict)
+               for handler in group.get("hooks", []) if isinstance(group.get("hooks"), list))
+
+
+def _without_ours(settings: Settings) -> Settings:
+    """The settings with memsift's handlers taken out, and the groups and events left empty by it."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    kept: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept[event] = groups
+            continue
+        left = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(_is_ours(h) for h in handlers):
+                left.append(group)
+            elif others := [h for h in handlers if not _is_ours(h)]:
+                left.append({**group, "hooks": others})
+        if left or not groups:
+            kept[event] = left
+    out = {**settings, "hooks": kept}
+    if not kept:
+        del out["hooks"]
+    return out
+
+
+def _with_ours(settings: Settings, commands: Mapping[str, str]) -> Settings:
+    hooks = dict(settings.get("hooks", {}))
+    for event, command in commands.items():
+        group = {"hooks": [{"type": "command", "command": command, "timeout": TIMEOUTS[event]}]}
+        hooks[event] = [*hooks.get(event, []), group]
+    return {**settings, "hooks": hooks}
+
+
+def _undo(path: Path, saved: Mapping[str, Any], strip: Callable[[str], str]) -> str:
+    """Put *path* back as it was before install, or strip what install added when it changed since."""
+    current = _read(path)
+    if current is None:
+        return f"{path} is gone: nothing to remove"
+    if saved and current == saved.get("after") and saved.get("known"):
+        if saved["before"] is None:
+            path.unlink()
+            _remove_empty(path.parent, saved.get("created"))
+            return f"removed {path} (install had created it)"
+        _write(path, saved["before"])
+        return f"{path} restored as it was before install"
+    stripped = strip(current)
+    if stripped == current:
+        return f"no memsift hooks in {path}"
+    _write(path, stripped)
+    return f"memsift hooks removed from {path} (it changed since install: the rest is kept)"
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost folder on the way to *folder* that does not exist yet: install creates it."""
+    missing = None
+    while not folder.exists():
+        missing, folder = folder, folder.parent
+    return missing
+
+
+def _remove_empty(folder: Path, created: str | None) -> None:
+    """Remove the folders install created, from *folder* up to *created*, while they are empty."""
+    if not created or not (folder == Path(created) or Path(created) in folder.parents):
+        return
+    while True:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: someone else's files are there now
+            return
+        if folder == Path(created):
+            return
+        folder = folder.parent
+
+
+class Record:
+    """What install changed in one settings file, kept under memsift's home for uninstall."""
+
+    def __init__(self, memsift_home: Path, path: Path) -> None:
+        self.path = memsift_home / "installs" / f"{path.parent.name}-{zlib.crc32(str(path).encode()):08x}.json"
+
+    def load(self) -> dict[str, Any]:
+        try:
+            found = json.loads(self.path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def save_file(self, before: str | None, after: str, *, has_ours: bool, created: Path | None) -> None:
+        """Remember the text from before install: the first install's, while the file is as we left it."""
+        old = self.load()
+        if old and old.get("after") == before:
+            known, before, made = old.get("known", False), old.get("before"), old.get("created")
+        else:  # a fresh start, or the file changed since: the text is "before" only if it has no hooks of ours
+            known, made = not has_ours, str(created) if created else None
+        self._save({**old, "after": after, "before": before, "known": known, "created": made})
+
+    def save_trust(self, trust: dict[str, Any]) -> None:
+        self._save({**self.load(), "trust": trust})
+
+    def forget(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def _save(self, record: dict[str, Any]) -> None:
+        _write(self.path, json.dumps(record))
+
+
+# -- Codex's trust -------------------------------------------------------------------
+
+def trust_entries(hooks_file: Path, settings: Settings) -> dict[str, str]:
+    """The ``[hooks.state]`` key and trusted hash of each memsift handler, as Codex computes them.
+
+    The key is ``<hooks.json path>:<event in snake case>:<group index>:<handler index>``;
+    the hash, sha256 of the handler's canonical JSON (sorted keys, no spaces,
+    the timeout Codex would use), so any edit of the hook needs trusting again.
+    """
+    out: dict[str, str] = {}
+    for event, groups in settings.get("hooks", {}).items():
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+        for g, group in enumerate(groups):
+            for h, handler in enumerate(group.get("hooks", [])):
+                if not _is_ours(handler):
+                    continue
+                identity = {"event_name": snake, "hooks": [{
+                    "type": "command", "command": handler["command"],
+                    "timeout": max(1, int(handler.get("timeout", 600))), "async": bool(handler.get("async"))}]}
+                canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                out[f"{os.path.abspath(hooks_file)}:{snake}:{g}:{h}"] = (
+                    "sha256:" + hashlib.sha256(canonical.encode()).hexdigest())
+    return out
+
+
+def _codex_trust(hooks_file: Path, settings: Settings, record: Record, *, home: Path, trust: bool,
+                 project: Path | None, environ: Mapping[str, str]) -> list[str]:
+    config = codex_home(home, environ) / "config.toml"
+    entries = trust_entries(hooks_file, settings)
+    lines = []
+    if not trust:
+        lines.append(f"one step left: Codex runs these {len(entries)} hooks only once you trust them. "
+                     "Start codex, type /hooks and trust the memsift hooks; or run this again with "
+                     f"--trust to write the same trust entries into {config} yourself")
+    else:
+        lines.append(_write_trust(config, entries, record))
+    if project is not None:
+        lines.append(f"Codex also runs a project's hooks only in a trusted project: accept {project} "
+                     "when codex first asks (or `codex exec --trust` there)")
+    return lines
+
+
+def _write_trust(config: Path, entries: Mapping[str, str], record: Record) -> str:
+    """Append the trust entries missing from config.toml; replace a stale hash of ours in place."""
+    import tomllib
+
+    before = _read(config)
+    text = before or ""
+    try:
+        state = tomllib.loads(text).get("hooks", {}).get("state", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigurationError(f"{config} is not TOML ({exc}); hooks written, not trusted") from None
+    added: list[str] = []
+    for key, digest in entries.items():
+        known = state.get(key, {}).get("trusted_hash") if isinstance(state.get(key), dict) else None
+        if known == digest:
+            continue
+        line = f'trusted_hash = "{digest}"'
+        header = f'[hooks.state.{json.dumps(key)}]'
+        if known is None:
+            piece = ("" if not text else "\n" if text.endswith("\n") else "\n\n") + f"{header}\n{line}\n"
+            text += piece
+            added.append(piece)
+            continue
+        stale = re.compile(rf'^({re.escape(header)}\s*\n(?:(?!\[).*\n)*?)trusted_hash\s*=\s*"[^"]*"',
+                           re.MULTILINE)
+        text, found = stale.subn(lambda m: m.group(1) + line, text, count=1)
+        if not found:
+            raise ConfigurationError(f"{config}: cannot update the trust of {key}; trust it in /hooks")
+        added.append(line + "\n")
+    if text == (before or ""):
+        return f"the memsift hooks are already trusted in {config}"
+    old = record.load().get("trust")
+    first_before = old["before"] if old and old.get("after") == before else before
+    _write(config, text)
+    record.save_trust({"path": str(config), "before": first_before, "after": text, "known": True,
+                       "added": [*(old.get("added", []) if old else []), *added]})
+    return (f"trusted: {len(entries)} hooks in {config} (as /hooks would: Codex now runs these exact "
+            "commands without asking; any change to them needs trusting again)")
+
+
+def _without_lines(text: str, added: list[str]) -> str:
+    """config.toml with the trust tables install appended taken out (those still there as written)."""
+    for piece in added:
+        if "[hooks.state." in piece and piece in text:
+            text = text.replace(piece, "", 1)
+    return text
+
+
+def _known(agent: str) -> None:
+    if agent not in AGENTS:
+        raise ConfigurationError(f"unknown agent {agent!r}: {' or '.join(AGENTS)}")

@@ -1,0 +1,96 @@
+"""``memsift notes`` and ``memsift search``: memory read by the agent itself, on demand.
+
+The hooks add what answers a message on their own; when the user refers to
+earlier work they did not bring, the agent asks:
+
+    $ memsift search "lottie SPM"
+    notes (/home/u/.local/share/memsift/projects/shop-1a2b3c4d/notes.md):
+      notes.md:4  decision: add lottie via SPM? -> No: CocoaPods only, SPM breaks the widget target.
+    store (embedded store):
+      nothing close
+
+Plain text, each hit with a pointer to where it came from. The query is
+redacted before it reaches a store.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from .config import load_config
+from .notes import NotesFile, one_line
+from .project import project_root
+from .services import Services, open_services
+from .stages import EndPath, Sift, call_service
+from .text import content_words, stem
+from .types import Item, Message
+
+SHOWN_CHARS = 600  # a stored exchange can be long: the agent gets its start, and the pointer
+
+
+def print_notes(folder: str | os.PathLike[str]) -> int:
+    """Print the project's notes, numbered as their pointers name them, under their path."""
+    root = project_root(folder)
+    path = load_config().project_dir(root) / "notes.md"
+    lines = NotesFile(path).lines()
+    print(f"notes of {root}: {path}")
+    if not any(line.strip() for line in lines):
+        print("  (none yet)")
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            print(f"  {number:>3}  {line}")
+    return 0
+
+
+def print_search(query: str, folder: str | os.PathLike[str], *, limit: int = 5) -> int:
+    """Print the notes and the store's passages that share words with *query*, best first."""
+    services = open_services(load_config(), project_root(folder))
+    clean = services.redactor.redact(query)
+    notebook = services.notebook
+    where = f" ({notebook.path})" if isinstance(notebook, NotesFile) else ""
+    print(f"notes{where}:")
+    _print_items(matching_notes(clean, notebook.items())[:limit], "no note shares a word with it")
+    if services.store is not None:
+        print(f"store ({services.store.name}):")
+        passages, trouble = _search_store(services, clean, limit)
+        _print_items(passages, trouble or "nothing close")
+    print("(earlier work, possibly out of date: check the code before acting on it)")
+    return 0
+
+
+def matching_notes(query: str, notes: list[Item]) -> list[Item]:
+    """The notes sharing a word with *query*, the most shared words first (then the newest).
+
+    >>> [n.source for n in matching_notes("lottie spm", notes)]
+    ['notes.md:4']
+    """
+    wanted = {stem(word) for word in content_words(query)}
+    scored = []
+    for position, note in enumerate(notes):
+        shared = len(wanted & {stem(word) for word in content_words(note.text)})
+        if shared:
+            scored.append((shared, position, note))
+    return [note for _, _, note in sorted(scored, key=lambda found: (-found[0], -found[1]))]
+
+
+def _search_store(services: Services, query: str, limit: int) -> tuple[list[Item], str]:
+    """The store's closest passages, within its deadline and minding its breaker; or why none."""
+    store = services.store
+    assert store is not None
+    deadline = services.config.store_deadline
+    state = Sift(message=Message(query))
+    try:
+        return call_service(services, state, "search", store, deadline, time.perf_counter(), store.search,
+                            query, limit=limit, timeout=deadline), ""
+    except EndPath as end:
+        return [], end.state.notice or end.state.stopped_by
+
+
+def _print_items(items: list[Item], none: str) -> None:
+    if not items:
+        print(f"  {none}")
+    for item in items:
+        text = one_line(item.text)
+        shown = text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1].rstrip() + "…"
+        print(f"  {item.source}  {shown}")

@@ -1,0 +1,35 @@
+"""What differs between agents: how a transcript line reads, which files the agent loads itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+TurnText = tuple[str, str]  # (role, text): memsift's Turn is built later, after the Stop hook forked
+TurnReader = Callable[[bytes], "TurnText | None"]  # one line of a transcript
+Payload = Mapping[str, Any]
+
+
+class Agent(NamedTuple):
+    """One agent's side of the translation.
+
+    ``loaded_files(payload, root)`` names the instruction files the agent puts
+    in its own context for a session in ``payload["cwd"]`` (it reads none of them).
+    """
+
+    name: str
+    read_turn: TurnReader
+    loaded_files: Callable[[Payload, Path], tuple[Path, ...]]
+
+
+def folders_down_to(cwd: Path, root: Path) -> list[Path]:
+    """``root`` and every folder under it down to ``cwd``, where agents look for instruction files.
+
+    >>> folders_down_to(Path("/src/shop/api"), Path("/src/shop"))
+    [PosixPath('/src/shop'), PosixPath('/src/shop/api')]
+    """
+    if cwd == root or root not in cwd.parents:
+        return [cwd]
+    below = [folder for folder in (cwd, *cwd.parents) if root in folder.parents]
+    return [root, *reversed(below)]

@@ -1,0 +1,38 @@
+"""Claude Code: its transcript lines, and the CLAUDE.md files it loads itself."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .agent import Agent, Payload, TurnText, folders_down_to
+from .transcript import entry, turn
+
+
+def read_turn(line: bytes) -> TurnText | None:
+    """A line of a Claude Code transcript: user text, or an assistant's text blocks."""
+    found = entry(line, b'"user"', b'"assistant"')
+    message = found.get("message") if found else None
+    if not isinstance(message, dict) or not found or found.get("isSidechain") or found.get("isMeta"):
+        return None
+    content = message.get("content")
+    if isinstance(content, list) and any(isinstance(block, dict) and block.get("type") == "tool_result"
+                                         for block in content):
+        return None  # a tool's output, not something the user said
+    return turn(found.get("type"), content)
+
+
+def loaded_files(payload: Payload, root: Path) -> tuple[Path, ...]:
+    """The user's CLAUDE.md, the project's from its root down to the session's folder, and the
+    project's auto memory (MEMORY.md beside the session's transcript)."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude"))
+    files = [config / "CLAUDE.md"]
+    for folder in folders_down_to(Path(os.path.abspath(payload["cwd"])), root):
+        files += [folder / "CLAUDE.md", folder / ".claude" / "CLAUDE.md", folder / "CLAUDE.local.md"]
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and transcript:
+        files.append(Path(transcript).parent / "memory" / "MEMORY.md")
+    return tuple(files)
+
+
+AGENT = Agent("claude-code", read_turn, loaded_files)

@@ -1,0 +1,242 @@
+"""``memsift hook claude-code|codex EVENT``: one hook of an agent, its payload on stdin.
+
+EVENT is the agent's own event name:
+
+- ``UserPromptSubmit``: recall. Prints
+  ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}``
+  when memory adds something (with a top-level ``systemMessage`` for the user
+  when memory is paused), and nothing otherwise.
+- ``Stop``: retain the exchange, in a process detached from the agent. Prints nothing.
+- ``SessionStart``: one line, for the user and the model, when memory is
+  paused or misconfigured; nothing otherwise.
+- ``SessionEnd``: drain the outbox to the store, detached. Prints nothing.
+
+    $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
+        | memsift hook claude-code UserPromptSubmit
+
+The project is the git work tree around the payload's ``cwd``. Both agents
+take the same output; they differ in their transcripts and instruction files
+(``claude_code.py``, ``codex.py``). Fail open: whatever the input, the exit
+code is 0, stdout is empty or valid output, and what went wrong is one line
+on stderr (for the detached work: in ``<memsift home>/hooks.log``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .agent import Agent, Payload
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from memsift.services import Services
+
+LOG = "hooks.log"  # in memsift's home: the detached work's one-line errors
+
+
+class BadInput(Exception):
+    """The payload is not what the agent's hook contract promises."""
+
+
+def main(args: Sequence[str]) -> int:
+    agent = _agent(args[0]) if len(args) == 2 else None
+    if agent is None or args[1] not in EVENTS:
+        return _complain(f"usage: memsift hook {'|'.join(AGENTS)} {'|'.join(EVENTS)}")
+    event = args[1]
+    try:
+        EVENTS[event](agent, _payload(sys.stdin.buffer.read()))
+    except Exception as exc:  # fail open: the agent goes on, the reason is one line
+        why = str(exc) if isinstance(exc, BadInput) else f"{type(exc).__name__}: {exc}"
+        return _complain(f"{agent.name} {event} hook: {why}")
+    return 0
+
+
+def prompt(agent: Agent, payload: Payload) -> None:
+    """UserPromptSubmit: print what memory adds to the prompt, or nothing."""
+    # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
+    from memsift.pipeline import recall
+    from memsift.stages import RECENT_TURNS
+    from memsift.types import Message, Turn
+
+    from .transcript import recent_turns
+
+    text = _required(payload, "prompt")
+    turns = recent_turns(payload.get("transcript_path"), agent.read_turn, RECENT_TURNS + 1)
+    if turns and turns[-1] == ("user", text):
+        turns.pop()  # the agent already wrote this very prompt down
+    message = Message(text, [Turn(role, said) for role, said in turns[-RECENT_TURNS:]],  # type: ignore[arg-type]
+                      _optional(payload, "session_id"))
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
+        result = recall(message, _services(agent, payload, with_loaded_files=True))
+    _say("UserPromptSubmit", result.text, result.notice)
+
+
+def stop(agent: Agent, payload: Payload) -> None:
+    """Stop: retain the exchange just finished, off the agent's critical path.
+
+    The user prompt comes from the transcript, which the agent wrote when the
+    turn began; the answer from ``last_assistant_message``, or the transcript
+    when the agent does not send it.
+    """
+    from .transcript import recent_turns
+
+    _required(payload, "cwd")
+    if payload.get("stop_hook_active") is True:
+        return  # the agent goes on because a Stop hook asked it to: the exchange is not over
+    turns = recent_turns(payload.get("transcript_path"), agent.read_turn, 2)
+    users = [i for i, (role, _) in enumerate(turns) if role == "user"]
+    if not users:
+        raise BadInput("no user prompt in the transcript, nothing retained")
+    answers = [said for role, said in turns[users[-1] + 1:] if role == "assistant"]
+    answer = _optional(payload, "last_assistant_message") or (answers[-1] if answers else "")
+    if not answer.strip():
+        raise BadInput("no answer in the payload or the transcript, nothing retained")
+    if not _in_background():
+        return
+    from memsift.pipeline import retain
+    from memsift.types import Exchange
+
+    services = _services(agent, payload)
+    retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
+    if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
+        from memsift.model_reviser import revise_when_due
+
+        try:
+            revise_when_due(services.config, services.notebook)  # type: ignore[arg-type]
+        except Exception as error:  # the notes are untouched; say why in hooks.log
+            print(f"memsift: the model reviser failed: {type(error).__name__}: {error}", file=sys.stderr)
+
+
+def session_start(agent: Agent, payload: Payload) -> None:
+    """SessionStart: one line when memory is paused or misconfigured, nothing when all is well.
+
+    Only what is known is told (a breaker an earlier hook opened, settings that
+    do not load): no service is called, the session does not wait on one.
+    """
+    from memsift.errors import MemsiftError
+    from memsift.pipeline import health_news
+
+    try:
+        notice = health_news(_services(agent, payload), _optional(payload, "session_id"))
+    except MemsiftError as exc:
+        notice = f"memory off: the settings do not load ({' '.join(str(exc).split())})"
+    _say("SessionStart", "", notice)
+
+
+def session_end(agent: Agent, payload: Payload) -> None:
+    """SessionEnd: send what the outbox holds to the store, in a detached process."""
+    _required(payload, "cwd")
+    if not _in_background():
+        return
+    from memsift.flush import flush
+
+    flush(_services(agent, payload), _optional(payload, "session_id"))
+
+
+EVENTS: dict[str, Callable[[Agent, Payload], None]] = {
+    "UserPromptSubmit": prompt, "Stop": stop, "SessionStart": session_start, "SessionEnd": session_end}
+AGENTS = ("claude-code", "codex")
+
+
+def _agent(name: str) -> Agent | None:
+    if name == "claude-code":
+        from .claude_code import AGENT
+    elif name == "codex":
+        from .codex import AGENT
+    else:
+        return None
+    return AGENT
+
+
+def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False) -> Services:
+    """The services for the project around the payload's cwd."""
+    from attrs import evolve
+
+    from memsift.config import load_config
+    from memsift.project import project_root
+    from memsift.services import open_services
+
+    root = project_root(_required(payload, "cwd"))
+    services = open_services(load_config(), root)
+    if with_loaded_files:  # paths only: the files are read if recall is about to add something
+        services = evolve(services, loaded_files=agent.loaded_files(payload, root))
+    return services
+
+
+def _say(event: str, context: str, notice: str | None) -> None:
+    """The agent's output: the context for the model, and a notice for the user too; or nothing.
+
+    Exactly these keys: Codex rejects the whole output over one it does not know.
+    """
+    if not (context or notice):
+        return
+    output: dict[str, Any] = {}
+    if notice:
+        output["systemMessage"] = f"memsift: {notice}"
+    output["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(
+        part for part in (notice, context) if part)}
+    sys.stdout.write(json.dumps(output) + "\n")
+
+
+# -- the payload -------------------------------------------------------------------
+
+def _payload(raw: bytes) -> Payload:
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:  # UnicodeDecodeError included: binary junk
+        raise BadInput(f"stdin is not a JSON hook payload ({exc})") from None
+    if not isinstance(payload, dict):
+        raise BadInput(f"stdin is JSON but not an object ({type(payload).__name__})")
+    return payload
+
+
+def _required(payload: Payload, key: str) -> str:
+    value = payload.get(key)
+    if not isinstance(value, str):
+        raise BadInput(f"the payload has no {key!r} string")
+    return value
+
+
+def _optional(payload: Payload, key: str) -> str:
+    value = payload.get(key)
+    return value if isinstance(value, str) else ""
+
+
+# -- detaching ---------------------------------------------------------------------
+
+def _in_background() -> bool:
+    """Fork a child that outlives the hook and holds none of the agent's pipes.
+
+    True in the child, False in the hook itself, which returns at once: the
+    agent waits for neither, and an agent tearing down does not kill the work
+    half way. The child's errors go to ``<memsift home>/hooks.log``.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork():
+        return False
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    from memsift.config import default_home
+
+    with contextlib.suppress(OSError):  # no log: the work is still done, its errors go nowhere
+        _stderr_to(default_home(os.environ) / LOG)
+    return True
+
+
+def _stderr_to(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)
+
+
+def _complain(message: str) -> int:
+    sys.stderr.write("memsift: " + " ".join(message.split())[:500] + "\n")
+    return 0
