@@ -51,7 +51,10 @@ def run_hook(agent: str, event: str, stdin: dict | bytes, home: Path, cwd: Path,
              python_flags: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess[bytes]:
     """The hook as `memsift install` writes it: the venv's python, the console script by path."""
     data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")}
+    # Never the real home: the agents' own files (CLAUDE.md, AGENTS.md) are looked up there.
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith("MEMSIFT_") and k not in ("CODEX_HOME", "CLAUDE_CONFIG_DIR")}
+    clean["HOME"] = str(home.parent / "user")
     command = [sys.executable, *python_flags, str(MEMSIFT), "hook", AGENT_NAMES.get(agent, agent),
                EVENTS.get(event, event)]
     return subprocess.run(command, input=data,
@@ -230,8 +233,11 @@ def test_a_paused_memory_is_told_in_one_line_once_per_session(agent, home, proje
     again = run_hook(agent, "prompt", payload, home, project, **cognee)
 
     assert first.returncode == again.returncode == 0
-    context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    output = json.loads(first.stdout)
+    assert set(output) == {"systemMessage", "hookSpecificOutput"}  # top level: Codex rejects it nested
+    context = output["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("memory paused: ") and "\n" not in context
+    assert output["systemMessage"] == f"memsift: {context}"  # the user sees it too
     assert again.stdout == b""
 
 
@@ -403,3 +409,187 @@ def test_a_missing_or_absent_transcript_has_no_turns(tmp_path):
     assert recent_turns(None, claude_turn, 4) == []
     assert recent_turns(str(tmp_path / "gone.jsonl"), codex_turn, 4) == []
     assert recent_turns(str(tmp_path), claude_turn, 4) == []  # a folder, not a file
+
+
+# -- SessionStart and SessionEnd --------------------------------------------------------
+
+def session_payload(agent: str, project: Path, event: str, session: str = "s-start") -> dict:
+    """As both agents send them: SessionStart with a source, SessionEnd with a reason."""
+    payload = {"session_id": session, "transcript_path": None, "cwd": str(project), "hook_event_name": event}
+    payload |= {"source": "startup"} if event == "SessionStart" else {"reason": "other"}
+    if agent == "codex" and event == "SessionStart":
+        payload |= {"model": "gpt-5.5", "permission_mode": "default"}
+    return payload
+
+
+def session_start_notice(result: subprocess.CompletedProcess[bytes]) -> str:
+    output = json.loads(result.stdout)
+    assert set(output) == {"systemMessage", "hookSpecificOutput"}
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    notice = output["hookSpecificOutput"]["additionalContext"]
+    assert output["systemMessage"] == f"memsift: {notice}" and "\n" not in notice
+    return notice
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_session_start_says_nothing_when_memory_works(agent, home, project):
+    result = run_hook(agent, "start", session_payload(agent, project, "SessionStart"), home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b"" and result.stderr == b""
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_session_start_says_in_one_line_that_the_settings_do_not_load(agent, home, project):
+    result = run_hook(agent, "start", session_payload(agent, project, "SessionStart"), home, project,
+                      MEMSIFT_STORE="bogus")
+
+    assert result.returncode == 0
+    notice = session_start_notice(result)
+    assert notice.startswith("memory off: the settings do not load") and "bogus" in notice
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_session_starting_while_memory_is_paused_is_told_once(agent, home, project):
+    cognee = dead_cognee()
+    earlier = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, session="earlier"),
+                       home, project, **cognee)
+    assert json.loads(earlier.stdout)  # an earlier session found the store down: the breaker is open
+
+    start = run_hook(agent, "start", session_payload(agent, project, "SessionStart", "new"), home, project,
+                     **cognee)
+    prompt = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, session="new"),
+                      home, project, **cognee)
+
+    assert start.returncode == prompt.returncode == 0
+    assert session_start_notice(start).startswith("memory paused: ")
+    assert prompt.stdout == b""  # the session heard it at its start
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_session_end_drains_the_outbox_detached_and_keeps_what_the_store_refuses(agent, home, project):
+    """The store is down: the detached drain opens the breaker, and the item stays queued."""
+    from memsift.outbox import Outbox
+    from memsift.types import Item
+
+    cognee = dead_cognee()
+    outbox = Outbox(home / "outbox.sqlite")
+    outbox.put([Item("a1", "We chose Stripe over Adyen: official v2 provider.", "passage", "memsift:decision")])
+
+    result = run_hook(agent, "end", session_payload(agent, project, "SessionEnd"), home, project, **cognee)
+
+    assert result.returncode == 0
+    assert result.stdout == b"" and result.stderr == b""
+    health = wait_for(lambda: (home / "health.json").exists() and json.loads((home / "health.json").read_text()))
+    [(service, state)] = health.items()
+    assert service.startswith("Cognee at ") and state["open"] is True
+    assert outbox.pending() == 1
+
+
+def test_flush_sends_what_the_outbox_holds_to_the_store(services, tmp_path):
+    from attrs import evolve
+
+    from memsift.flush import flush
+    from memsift.outbox import Outbox
+    from memsift.types import Item
+
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    outbox.put([Item(f"a{n}", f"Capped the worker heap at {n} GB after the nightly OOM.", "passage", "retain")
+                for n in range(3)])
+
+    said = flush(evolve(services, outbox=outbox), "s1")
+
+    assert said == "flush: 3 sent, 0 pending"
+    assert [item.id for item in services.store.search("worker heap nightly", limit=5, timeout=1)] != []
+    assert outbox.pending() == 0
+    assert flush(services) == "flush: no outbox"
+
+
+# -- the project is the repository ------------------------------------------------------
+
+@pytest.mark.parametrize("git", ["folder", "file"])
+def test_a_session_in_a_subfolder_shares_the_repositorys_notes(git, home, project):
+    if git == "folder":
+        (project / ".git").mkdir()
+    else:  # a worktree or a submodule has a .git file
+        (project / ".git").write_text("gitdir: /elsewhere/.git/worktrees/shop\n")
+    worker = project / "src" / "worker"
+    worker.mkdir(parents=True)
+    seed_notes(home, project, STRIPE_NOTE)
+
+    result = run_hook("codex", "prompt", prompt_payload("codex", worker, STRIPE_QUESTION), home, worker)
+
+    assert result.returncode == 0, result.stderr
+    assert STRIPE_NOTE in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_without_git_the_folder_is_the_project(home, project):
+    seed_notes(home, project, STRIPE_NOTE)
+    sub = project / "docs"
+    sub.mkdir()
+
+    result = run_hook("claude", "prompt", prompt_payload("claude", sub, STRIPE_QUESTION), home, sub)
+
+    assert result.returncode == 0 and result.stdout == b""
+
+
+# -- never repeating what the agent loads -------------------------------------------------
+
+INSTRUCTION_FILES = {"claude": "CLAUDE.md", "codex": "AGENTS.md"}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_note_the_agents_instruction_file_states_is_not_added(agent, home, project):
+    (project / ".git").mkdir()
+    (project / "api").mkdir()
+    seed_notes(home, project, STRIPE_NOTE)
+    payload = prompt_payload(agent, project / "api", STRIPE_QUESTION, session="before")
+    assert json.loads(run_hook(agent, "prompt", payload, home, project).stdout)  # added while no file says it
+    (project / INSTRUCTION_FILES[agent]).write_text(
+        "# Conventions\n\n- Run the tests with `make test`.\n"
+        "- Payments go through Stripe, not Mollie: Mollie's webhooks dropped events under load,\n"
+        "  and Stripe has an official v2 provider.\n")
+
+    result = run_hook(agent, "prompt", prompt_payload(agent, project / "api", STRIPE_QUESTION), home, project)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_users_own_instruction_file_counts_too(agent, home, project, tmp_path):
+    seed_notes(home, project, STRIPE_NOTE)
+    user_home = tmp_path / "user"
+    folder = user_home / (".claude" if agent == "claude" else ".codex")
+    folder.mkdir(parents=True)
+    payload = prompt_payload(agent, project, STRIPE_QUESTION, session="before")
+    assert json.loads(run_hook(agent, "prompt", payload, home, project, HOME=str(user_home)).stdout)
+    (folder / INSTRUCTION_FILES[agent]).write_text(f"Remember: {STRIPE_NOTE}\n")
+
+    result = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION), home, project,
+                      HOME=str(user_home))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+
+
+def test_an_unrelated_instruction_file_takes_nothing_away(home, project):
+    seed_notes(home, project, STRIPE_NOTE)
+    (project / "CLAUDE.md").write_text("- Run the tests with `make test`.\n- Prefer small commits.\n")
+
+    result = run_hook("claude", "prompt", prompt_payload("claude", project, STRIPE_QUESTION), home, project)
+
+    assert STRIPE_NOTE in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_quiet_message_never_opens_the_instruction_files(agent, home, project):
+    """A FIFO blocks whoever opens it for reading: a hook that read it would hang past the timeout."""
+    seed_notes(home, project, STRIPE_NOTE)
+    os.mkfifo(project / INSTRUCTION_FILES[agent])
+
+    result = run_hook(agent, "prompt", prompt_payload(agent, project, "thanks, that works!"), home, project)
+
+    assert result.returncode == 0
+    assert result.stdout == b"" and result.stderr == b""

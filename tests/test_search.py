@@ -1,0 +1,83 @@
+"""`memsift notes` and `memsift search`, run as the agent runs them."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memsift.config import load_config
+from memsift.notes import NotesFile
+from memsift.stores.sqlite import SQLiteStore
+from memsift.types import Item
+
+MEMSIFT = Path(sys.executable).parent / "memsift"
+NOTES = [
+    "# Payments",
+    "decision: why Stripe over Mollie? -> Mollie's webhooks dropped events under load.",
+    "constraint: the iOS app adds packages with CocoaPods only; SPM breaks the widget target.",
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    (folder / ".git").mkdir(parents=True)
+    (folder / "ios").mkdir()
+    return folder
+
+
+def memsift(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([str(MEMSIFT), *args], capture_output=True, text=True, cwd=cwd, timeout=60,
+                            env={**os.environ, **env})
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def project_dir(project: Path) -> Path:
+    return load_config().project_dir(project)
+
+
+def test_notes_prints_each_line_numbered_under_the_files_path(project):
+    NotesFile(project_dir(project) / "notes.md").append(NOTES)
+
+    out = memsift("notes", cwd=project / "ios").stdout.splitlines()  # a subfolder: the repository's notes
+
+    assert out[0] == f"notes of {project}: {project_dir(project) / 'notes.md'}"
+    assert out[1:] == [f"  {n:>3}  {line}" for n, line in enumerate(NOTES, start=1)]
+
+
+def test_notes_of_a_project_without_any(project, tmp_path):
+    out = memsift("notes", "--project", str(project), cwd=tmp_path).stdout
+
+    assert out.endswith("  (none yet)\n")
+
+
+def test_search_finds_notes_and_stored_exchanges_with_their_pointers(project):
+    NotesFile(project_dir(project) / "notes.md").append(NOTES)
+    store = SQLiteStore(project_dir(project) / "store.sqlite")
+    store.add([Item("x1", "add lottie to the iOS app? We vendored it with CocoaPods like the rest.",
+                    "passage", "memsift:decision")], timeout=5)
+    store.close()
+
+    out = memsift("search", "lottie", "SPM", cwd=project / "ios").stdout
+
+    assert "notes.md:3  constraint: the iOS app adds packages with CocoaPods only" in out
+    assert "Stripe" not in out  # no shared word, not shown
+    assert "memsift:decision  add lottie to the iOS app?" in out
+    assert out.endswith("(earlier work, possibly out of date: check the code before acting on it)\n")
+
+
+def test_search_says_nothing_shares_a_word_and_a_store_that_is_down(project):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    out = memsift("search", "kubernetes", cwd=project, MEMSIFT_STORE="cognee", MEMSIFT_COGNEE_URL=url).stdout
+
+    assert "  no note shares a word with it\n" in out
+    assert f"store (Cognee at {url}):\n  memory paused: Cognee at {url} unreachable" in out
