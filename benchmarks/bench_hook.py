@@ -1,19 +1,26 @@
-"""What the prompt hook costs an agent: whole processes, as the agent starts them.
+"""What memsift's hooks cost an agent: the installed console command, whole processes.
 
-Runs, interleaved and in the same run, N times each: ``python -c pass`` (the
-floor: an interpreter that starts and stops), the same recall the hook runs
-with no adapter around it, the UserPromptSubmit hook on a quiet message, and
-the hook on a searching message that a seeded note answers. Prints the median
-and p95 wall time and the median CPU time of each.
+Each case runs the command `memsift install` writes (this interpreter, the
+`memsift` console script beside it, `hook AGENT EVENT`) with a payload shaped
+like the agent's on stdin, in a fresh memsift home, and is timed beside
+`python -c pass` on the same interpreter, measured in the same run:
+
+- UserPromptSubmit on a quiet message (Claude Code and Codex payloads);
+- UserPromptSubmit on a searching message, the project holding 100 notes, one of which answers it;
+- SessionStart with memory working (nothing to say);
+- Stop, as the agent waits for it (the hook forks the retain off and returns).
+
+By default the hooks run from an installed wheel: the checkout is built into
+a wheel and installed, with its dependencies, into a venv under
+``.cache/bench-hook/`` (created once, the wheel reinstalled each run).
+``--python PATH`` times the install that interpreter has instead.
 
     $ .venv/bin/python benchmarks/bench_hook.py --runs 60
 
-(docs/agents.md quotes a run and how to read it.)
-
-The hook runs as adapters/claude-code/hooks.json has it: this interpreter,
-adapters/hook.py by path, the payload on stdin, in a fresh memsift home. The
-bytecode cache is on for the runs (PYTHONDONTWRITEBYTECODE is dropped), as in
-any installed copy; the first runs, which write it, are the warm-up.
+The cases take turns, so a busy moment hits them alike; the bytecode cache
+is on (the warm-up runs write it). Prints the median and p95 wall time, the
+median CPU time (user + system, which load from other processes moves less)
+and the ratio of each median to `python -c pass`'s. docs/agents.md quotes a run.
 """
 
 from __future__ import annotations
@@ -30,96 +37,148 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HOOK = ROOT / "adapters" / "hook.py"
-NOTE = ("Payments: Stripe over Mollie because Mollie's webhooks dropped events under load; "
+VENV = ROOT / ".cache" / "bench-hook"
+NOTE = ("decision: why Stripe over Mollie for payments? -> Mollie's webhooks dropped events under load; "
         "Stripe has an official v2 provider.")
 QUIET = "thanks, that works!"
 SEARCHING = "why did we pick Stripe over Mollie for payments?"
-# The quiet message's recall with no adapter around it: what the library alone costs.
-LIBRARY = ("import sys; from memsift.config import load_config; from memsift.pipeline import recall;"
-           "from memsift.services import open_services; from memsift.types import Message;"
-           f"recall(Message({QUIET!r}), open_services(load_config(), sys.argv[1]))")
+FLOOR = "python -c pass"
 
-Case = tuple[list[str], bytes, Path]  # command, stdin, working directory
+Case = tuple[list[str], bytes]  # command, stdin
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=100, help="runs of each case (default 100)")
+    parser.add_argument("--runs", type=int, default=60, help="runs of each case (default 60)")
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured runs of each case first")
+    parser.add_argument("--python", type=Path, help="an interpreter with memsift installed (default: a wheel venv)")
     args = parser.parse_args(argv)
 
+    python = args.python or installed_wheel()
+    script = [str(python), str(python.parent / "memsift")]
     with tempfile.TemporaryDirectory(prefix="memsift-bench-hook-") as tmp:
-        home, project = Path(tmp, "home"), Path(tmp, "shop")
+        home, project, user = Path(tmp, "memsift"), Path(tmp, "shop"), Path(tmp, "user")
         project.mkdir()
+        (project / ".git").mkdir()
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith("MEMSIFT_") and k != "PYTHONDONTWRITEBYTECODE"}
-        env["MEMSIFT_HOME"] = str(home)
-        seed(home, project, env)
-        hook = [sys.executable, str(HOOK), "claude", "prompt"]
+               if not k.startswith("MEMSIFT_") and k not in ("PYTHONDONTWRITEBYTECODE", "CODEX_HOME")}
+        env |= {"MEMSIFT_HOME": str(home), "HOME": str(user)}
+        seed(python, home, project, env)
+        transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
+        hook = lambda agent, event: [*script, "hook", agent, event]  # noqa: E731
         cases: dict[str, Case] = {
-            "python -c pass": ([sys.executable, "-c", "pass"], b"", project),
-            "recall alone, quiet message": ([sys.executable, "-c", LIBRARY, str(project)], b"", ROOT),
-            "hook, quiet message": (hook, payload(project, QUIET), project),
-            "hook, searching message": (hook, payload(project, SEARCHING), project),
+            FLOOR: ([str(python), "-c", "pass"], b""),
+            "quiet message, claude-code": (hook("claude-code", "UserPromptSubmit"),
+                                           prompt(project, QUIET, transcript)),
+            "quiet message, codex": (hook("codex", "UserPromptSubmit"), prompt(project, QUIET, None, codex=True)),
+            "searching, 100 notes": (hook("claude-code", "UserPromptSubmit"),
+                                     prompt(project, SEARCHING, transcript)),
+            "SessionStart": (hook("claude-code", "SessionStart"), session_start(project, transcript)),
         }
-        check(cases, env)
-        times = measure(cases, env, args.runs, args.warmup)
-    print(table(times, args.runs))
+        stop = {"Stop (until the fork)": (hook("claude-code", "Stop"), stop_payload(project, transcript))}
+        check(cases, env, project)
+        times = measure(cases, env, project, args.runs, args.warmup)
+        # Alone, and paced: each run leaves a retain working in the background for a while.
+        times |= measure({FLOOR: cases[FLOOR], **stop}, env, project, max(10, args.runs // 3), 2, pause=0.5)
+    print(f"{python} ({'--python' if args.python else 'installed from a wheel of this checkout'})")
+    print(table(times))
     return 0
 
 
-def seed(home: Path, project: Path, env: dict[str, str]) -> None:
-    """One note, where the hook will look for it (in a child: this process stays light)."""
-    code = ("import sys; from memsift.config import load_config; from memsift.notes import NotesFile;"
-            "NotesFile(load_config().project_dir(sys.argv[1]) / 'notes.md').append([sys.argv[2]])")
-    subprocess.run([sys.executable, "-c", code, str(project), NOTE], env=env, cwd=ROOT, check=True)
+def installed_wheel() -> Path:
+    """The interpreter of a venv holding this checkout, installed from a freshly built wheel."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    with tempfile.TemporaryDirectory(prefix="memsift-wheel-") as out:
+        subprocess.run([str(python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, str(ROOT)], check=True)
+        [wheel] = Path(out).glob("memsift-*.whl")
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", str(wheel)],
+                       check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True)  # its dependencies
+    return python
 
 
-def payload(project: Path, prompt: str) -> bytes:
-    return json.dumps({"session_id": "", "transcript_path": None, "cwd": str(project),
-                       "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
+def seed(python: Path, home: Path, project: Path, env: dict[str, str]) -> None:
+    """100 notes, the one that answers the searching message among them (in a child of that install)."""
+    topics = ["worker", "queue", "cache", "deploy", "auth", "search", "billing", "mobile", "ci", "logs"]
+    fixes = ["capped the heap at 1.5 GB", "moved it to a nightly cron", "pinned the client to v3",
+             "added retries with jitter", "split it per tenant", "turned on gzip", "raised the timeout to 30 s",
+             "dropped the legacy endpoint", "switched to structured logs", "added an index on created_at"]
+    notes = [f"incident: the {topic} broke again ({i}) -> {fix}." for i, (topic, fix) in
+             enumerate((t, f) for t in topics for f in fixes)][:99]
+    notes.insert(42, NOTE)
+    code = ("import sys, json; from memsift.config import load_config; from memsift.notes import NotesFile;"
+            "NotesFile(load_config().project_dir(sys.argv[1]) / 'notes.md').append(json.loads(sys.argv[2]))")
+    subprocess.run([str(python), "-c", code, str(project), json.dumps(notes)], env=env, check=True)
 
 
-def check(cases: dict[str, Case], env: dict[str, str]) -> None:
-    """The quiet message must add nothing and the searching one the note, or the figures mean nothing."""
-    outputs = {name: subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=cwd).stdout
-               for name, (cmd, stdin, cwd) in cases.items()}
-    if outputs["hook, quiet message"] or b"Stripe" not in outputs["hook, searching message"]:
-        sys.exit(f"bench_hook: the hook did not behave as expected: {outputs}")
+def claude_transcript(path: Path, project: Path) -> Path:
+    turns = [("user", "the webhook tests are flaky"), ("assistant", "They race the queue; I added a wait."),
+             ("user", "and the retry policy?"), ("assistant", "Three retries with jitter, as in the worker.")]
+    lines = [{"type": role, "cwd": str(project), "sessionId": "s1",
+              "message": {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}}
+             for role, text in turns]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
 
 
-def measure(cases: dict[str, Case], env: dict[str, str], runs: int,
-            warmup: int) -> dict[str, tuple[list[float], list[float]]]:
-    """Wall and CPU (user + system) seconds of each run.
+def prompt(project: Path, text: str, transcript: Path | None, codex: bool = False) -> bytes:
+    payload = {"session_id": "9d60ef8a-7c59-46cb-b91c-9b34eb35ed3d", "cwd": str(project),
+               "transcript_path": str(transcript) if transcript else None,
+               "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": text}
+    extra = ({"turn_id": "01a22af5-270f-71f3-b6d0-a123014b4af5", "model": "gpt-5.5"} if codex
+             else {"prompt_id": "1407ffdb-9438-41e7-85e4-ff3bc417868b"})
+    return json.dumps(payload | extra).encode()
 
-    The cases take turns, so a busy moment hits them alike; the CPU time is
-    what the process itself spent, which other work on the machine barely moves.
-    """
+
+def session_start(project: Path, transcript: Path) -> bytes:
+    return json.dumps({"session_id": "9d60ef8a-7c59-46cb-b91c-9b34eb35ed3d", "transcript_path": str(transcript),
+                       "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+
+def stop_payload(project: Path, transcript: Path) -> bytes:
+    return json.dumps({"session_id": "9d60ef8a-7c59-46cb-b91c-9b34eb35ed3d", "transcript_path": str(transcript),
+                       "cwd": str(project), "permission_mode": "default", "hook_event_name": "Stop",
+                       "stop_hook_active": False, "last_assistant_message": "Three retries with jitter.",
+                       "background_tasks": [], "session_crons": []}).encode()
+
+
+def check(cases: dict[str, Case], env: dict[str, str], cwd: Path) -> None:
+    """Quiet adds nothing and searching adds the note, or the figures mean nothing."""
+    out = {name: subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=cwd) for name, (cmd, stdin)
+           in cases.items()}
+    quiet = [name for name in out if name.startswith(("quiet", "SessionStart"))]
+    if any(out[name].stdout or out[name].stderr for name in quiet) or b"Stripe" not in out[
+            "searching, 100 notes"].stdout:
+        sys.exit(f"bench_hook: the hooks did not behave as expected: {out}")
+
+
+def measure(cases: dict[str, Case], env: dict[str, str], cwd: Path, runs: int, warmup: int,
+            pause: float = 0.0) -> dict[str, tuple[list[float], list[float]]]:
+    """Wall and CPU (user + system) seconds of each run, the cases taking turns."""
     times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
     for number in range(warmup + runs):
-        for name, (cmd, stdin, cwd) in cases.items():
+        for name, (cmd, stdin) in cases.items():
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           env=env, cwd=cwd)
+            subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
             wall = time.perf_counter() - t0
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if number >= warmup:
                 times[name][0].append(wall)
                 times[name][1].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            time.sleep(pause)
     return times
 
 
-def table(times: dict[str, tuple[list[float], list[float]]], runs: int) -> str:
-    floor = statistics.median(times["python -c pass"][0])
-    rows = [f"{'case':<28} {'median':>9} {'p95':>9} {'cpu median':>11}  {'median over python -c pass':>27}",
-            f"{'':<28} {'(wall)':>9} {'(wall)':>9} {'(user+sys)':>11}  {f'({runs} runs each)':>27}"]
+def table(times: dict[str, tuple[list[float], list[float]]]) -> str:
+    floor = statistics.median(times[FLOOR][0])
+    rows = [f"{'case':<26} {'runs':>5} {'median':>9} {'p95':>9} {'cpu median':>11} {'x pass':>7} {'over pass':>10}"]
     for name, (wall, cpu) in times.items():
         median = statistics.median(wall)
-        over = "" if name == "python -c pass" else f"+{(median - floor) * 1000:.1f} ms"
-        rows.append(f"{name:<28} {ms(median):>9} {ms(percentile(wall, 0.95)):>9} "
-                    f"{ms(statistics.median(cpu)):>11}  {over:>27}")
+        rows.append(f"{name:<26} {len(wall):>5} {ms(median):>9} {ms(percentile(wall, 0.95)):>9} "
+                    f"{ms(statistics.median(cpu)):>11} {median / floor:>6.1f}x {ms(median - floor):>10}")
     return "\n".join(rows)
 
 

@@ -24,6 +24,8 @@ from typing import Any
 from attrs import evolve, fields, frozen
 
 from .errors import ConfigurationError
+from .home import default_home as default_home
+from .kinds import SEARCH_THRESHOLD
 
 
 @frozen
@@ -50,7 +52,7 @@ class Config:
     connect_timeout: float = 0.5
     breaker_cooldown: float = 30.0
     # Decision thresholds on calibrated probabilities; tune per project.
-    search_threshold: float = 0.4  # summed probability of the six searching kinds
+    search_threshold: float = SEARCH_THRESHOLD  # summed probability of the six searching kinds
     answers_threshold: float = 0.7
     # A message that asks about memory itself (an earlier choice, an earlier session, work left
     # off) can only be answered from memory: its best match is worth adding at a lower bar.
@@ -84,14 +86,6 @@ class Config:
 
 # Environment variable -> field; every field but ``home`` can be set this way.
 _ENV = {f"MEMSIFT_{f.name.upper()}": f.name for f in fields(Config) if f.name != "home"}
-
-
-def default_home(environ: Mapping[str, str]) -> Path:
-    if environ.get("MEMSIFT_HOME"):
-        return Path(environ["MEMSIFT_HOME"])
-    import platformdirs  # only when no home is given: it costs an import
-
-    return Path(platformdirs.user_data_dir("memsift", appauthor=False))
 
 
 def load_config(environ: Mapping[str, str] | None = None) -> Config:

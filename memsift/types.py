@@ -15,40 +15,11 @@ from typing import Any, Literal, Protocol, Union, runtime_checkable
 
 from attrs import field, frozen
 
-
-class Kind(enum.StrEnum):
-    """What a user message is. Five kinds call for no search, six do."""
-
-    REACTION = "reaction"
-    ACTION_ON_FINISHED_WORK = "action_on_finished_work"
-    COMPLETE_INSTRUCTION = "complete_instruction"
-    GENERAL_KNOWLEDGE = "general_knowledge"
-    CONVERSATION_QUESTION = "conversation_question"
-    NEW_DECISION = "new_decision"
-    PAST_CHOICE = "past_choice"
-    RESUMING_WORK = "resuming_work"
-    RECURRING_PROBLEM = "recurring_problem"
-    BUILDS_ON_EXISTING = "builds_on_existing"
-    EARLIER_EXCHANGE = "earlier_exchange"
-
-    @property
-    def searches(self) -> bool:
-        """True for the six kinds that check memory."""
-        return self in SEARCHING_KINDS
-
-    @property
-    def asks_memory(self) -> bool:
-        """True for the three kinds that ask about memory itself: an earlier choice, an earlier
-        session, work left off. Their answer can only be in memory."""
-        return self in ASKING_KINDS
-
-
-QUIET_KINDS = frozenset({
-    Kind.REACTION, Kind.ACTION_ON_FINISHED_WORK, Kind.COMPLETE_INSTRUCTION,
-    Kind.GENERAL_KNOWLEDGE, Kind.CONVERSATION_QUESTION,
-})
-SEARCHING_KINDS = frozenset(Kind) - QUIET_KINDS
-ASKING_KINDS = frozenset({Kind.PAST_CHOICE, Kind.EARLIER_EXCHANGE, Kind.RESUMING_WORK})
+# The kinds live in kinds.py, light enough for a hook's quiet path; they are part of this vocabulary.
+from .kinds import ASKING_KINDS as ASKING_KINDS
+from .kinds import QUIET_KINDS as QUIET_KINDS
+from .kinds import SEARCHING_KINDS as SEARCHING_KINDS
+from .kinds import Kind as Kind
 
 
 class Category(enum.StrEnum):

@@ -59,6 +59,13 @@ def main(args: Sequence[str]) -> int:
 
 def prompt(agent: Agent, payload: Payload) -> None:
     """UserPromptSubmit: print what memory adds to the prompt, or nothing."""
+    from memsift.quiet import surely_quiet
+
+    text = _required(payload, "prompt")
+    _required(payload, "cwd")
+    if surely_quiet(text):
+        return  # what recall would conclude, without paying for it: most messages end here
+
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
     from memsift.pipeline import recall
     from memsift.stages import RECENT_TURNS
@@ -66,7 +73,6 @@ def prompt(agent: Agent, payload: Payload) -> None:
 
     from .transcript import recent_turns
 
-    text = _required(payload, "prompt")
     turns = recent_turns(payload.get("transcript_path"), agent.read_turn, RECENT_TURNS + 1)
     if turns and turns[-1] == ("user", text):
         turns.pop()  # the agent already wrote this very prompt down

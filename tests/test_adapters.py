@@ -249,10 +249,24 @@ def test_httpx_is_imported_only_when_the_cognee_store_is_searched(home, project)
                 if line.startswith("import time:")}
 
     quiet, searching = imported("thanks, that works!"), imported(STRIPE_QUESTION)
-    assert "memsift.pipeline" in quiet and "memsift.stores.sqlite" in searching
+    assert "memsift.quiet" in quiet and "memsift.stores.sqlite" in searching
     assert "httpx" not in quiet | searching
-    assert "httpx" not in imported("thanks, that works!", **dead_cognee())
+    quiet_with_cognee = imported("thanks, that works!", **dead_cognee())
+    assert "memsift.pipeline" in quiet_with_cognee and "httpx" not in quiet_with_cognee
     assert "httpx" in imported(STRIPE_QUESTION, **dead_cognee())  # the check sees it when it is there
+
+
+def test_a_quiet_message_never_imports_attrs_nor_the_pipeline(home, project):
+    """The quiet path (memsift.quiet) decides alone: what the pipeline costs is paid only to search."""
+    result = run_hook("codex", "prompt", prompt_payload("codex", project, "thanks, that works!"), home, project,
+                      python_flags=("-X", "importtime"))
+    imported = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines()
+                if line.startswith("import time:")}
+
+    assert result.stdout == b""
+    assert "memsift.quiet" in imported and "memsift.decider.heads" in imported
+    assert not {name for name in imported if name.split(".")[0] in ("attr", "attrs")}
+    assert not {"memsift.pipeline", "memsift.types", "memsift.config", "argparse"} & imported
 
 
 # -- bad input ----------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Any
 from ..types import Answer, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
 from . import weights
 from .features import MessageView, fact_features, judge_features, make_idf, novel_features, text_features
+from .heads import TextHead, sigmoid
 
-WEIGHTS = Path(__file__).with_name("model.bin")
+WEIGHTS = weights.SHIPPED
 _KINDS = list(Kind)
 
 # The fact question's logistic weights are set by hand, not trained: the corpus labels whole
@@ -42,34 +43,6 @@ NOVEL_LOGITS = {
 }
 
 
-class _TextHead:
-    """A linear head over hashed text features: softmax over classes, or one logistic."""
-
-    def __init__(self, spec: Mapping[str, Any], table: array) -> None:
-        self.classes: list[str] = spec["classes"]
-        self.bias: list[float] = spec["bias"]
-        self.scale: float = spec["scale"]
-        self.table = table
-
-    def logits(self, feats: Mapping[int, float]) -> list[float]:
-        k, table, scale = len(self.classes), self.table, self.scale
-        out = list(self.bias)
-        for index, value in feats.items():
-            base = index * k
-            for c in range(k):
-                out[c] += value * scale * table[base + c]
-        return out
-
-    def probabilities(self, feats: Mapping[int, float]) -> dict[str, float]:
-        logits = self.logits(feats)
-        if len(logits) == 1:
-            return {self.classes[0]: _sigmoid(logits[0])}
-        top = max(logits)
-        exps = [math.exp(x - top) for x in logits]
-        total = sum(exps)
-        return {c: e / total for c, e in zip(self.classes, exps)}
-
-
 class EmbeddedDecider:
     """A ``Decider`` for the four tasks memsift asks: kind, answers, worth, keep."""
 
@@ -78,9 +51,9 @@ class EmbeddedDecider:
 
     def __init__(self, header: Mapping[str, Any], tables: Mapping[str, array]) -> None:
         heads = header["heads"]
-        self.kind = _TextHead(heads["kind"], tables["kind"])
-        self.worth = _TextHead(heads["worth"], tables["worth"])
-        self.keep = _TextHead(heads["keep"], tables["keep"])
+        self.kind = TextHead(heads["kind"], tables["kind"])
+        self.worth = TextHead(heads["worth"], tables["worth"])
+        self.keep = TextHead(heads["keep"], tables["keep"])
         self.judge_weights: list[float] = header["judge"]["weights"]
         self.idf = make_idf(tables["df"], header["idf"]["documents"])
 
@@ -122,7 +95,7 @@ class EmbeddedDecider:
             is_note=instructions.get("origin") == "note",
             idf=self.idf,
         )
-        return _sigmoid(sum(w * x for w, x in zip(self.judge_weights, vector)))
+        return sigmoid(sum(w * x for w, x in zip(self.judge_weights, vector)))
 
 
     def _fact(self, state: Mapping[str, Any], instructions: Any) -> float:
@@ -131,7 +104,7 @@ class EmbeddedDecider:
         feats = fact_features(instructions["item"], state.get("user", ""),
                               from_user=instructions.get("origin") == "user",
                               position=int(instructions.get("position", 0)), idf=self.idf)
-        return _sigmoid(FACT_BIAS + sum(FACT_WEIGHTS[name] * value for name, value in feats.items()))
+        return sigmoid(FACT_BIAS + sum(FACT_WEIGHTS[name] * value for name, value in feats.items()))
 
 
 def _novel(instructions: Any) -> dict[str, float]:
@@ -167,8 +140,3 @@ def _choice(probabilities: Mapping[str, float], question: Choice) -> ChoiceAnswe
     asked = {o: p / total for o, p in asked.items()}
     best = max(asked, key=asked.__getitem__)
     return ChoiceAnswer(best, asked, asked[best])
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
-

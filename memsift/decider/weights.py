@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 MAGIC = b"MSIFTW1\n"
+SHIPPED = Path(__file__).with_name("model.bin")  # the embedded decider's weights, in the package
 
 
 def save(path: Path, header: dict[str, Any], arrays: dict[str, array]) -> None:

@@ -1,0 +1,49 @@
+"""A linear head over hashed text features, the embedded decider's building block.
+
+Apart from ``embedded.py`` because a hook's quiet path classifies a message
+with the kind head alone (``memsift.quiet``), without the library's types.
+
+>>> head = TextHead(header["heads"]["kind"], tables["kind"])
+>>> head.probabilities(text_features("thanks!"))["reaction"]
+0.97
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Mapping
+from typing import Any
+
+
+class TextHead:
+    """A linear head over hashed text features: softmax over classes, or one logistic."""
+
+    def __init__(self, spec: Mapping[str, Any], table: array) -> None:
+        self.classes: list[str] = spec["classes"]
+        self.bias: list[float] = spec["bias"]
+        self.scale: float = spec["scale"]
+        self.table = table
+
+    def logits(self, feats: Mapping[int, float]) -> list[float]:
+        k, table, scale = len(self.classes), self.table, self.scale
+        out = list(self.bias)
+        for index, value in feats.items():
+            base = index * k
+            for c in range(k):
+                out[c] += value * scale * table[base + c]
+        return out
+
+    def probabilities(self, feats: Mapping[int, float]) -> dict[str, float]:
+        logits = self.logits(feats)
+        if len(logits) == 1:
+            return {self.classes[0]: sigmoid(logits[0])}
+        top = max(logits)
+        exps = [math.exp(x - top) for x in logits]
+        total = sum(exps)
+        return {c: e / total for c, e in zip(self.classes, exps)}
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+
