@@ -99,7 +99,7 @@ def test_a_plugin_hook_without_memsift_installed_says_so_and_exits_0(agent, tmp_
 
     assert result.returncode == 0
     assert result.stdout == b""
-    assert result.stderr.decode() == "memsift: not installed (pipx install memsift), memory is off\n"
+    assert result.stderr.decode() == "memsift: no memsift command on the PATH, memory is off (see its README)\n"
 
 
 def test_the_skill_tells_the_agent_to_run_memsift_search():
