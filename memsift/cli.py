@@ -212,11 +212,11 @@ def _install(ns: argparse.Namespace) -> int:
     from .config import default_home
     from .install import install, uninstall
 
-    where = dict(home=Path.home(), memsift_home=default_home(os.environ), project=ns.project)
+    home, memsift_home = Path.home(), default_home(os.environ)
     if ns.action == "install":
-        print(install(ns.agent, trust=ns.trust, **where))
+        print(install(ns.agent, home=home, memsift_home=memsift_home, project=ns.project, trust=ns.trust))
     else:
-        print(uninstall(ns.agent, **where))
+        print(uninstall(ns.agent, home=home, memsift_home=memsift_home, project=ns.project))
     return 0
 
 

@@ -96,9 +96,9 @@ def install(agent: str, *, home: Path, memsift_home: Path, project: Path | None 
     wanted = {event: hook_command(agent, event) for event in TIMEOUTS}
     merged = _with_ours(_without_ours(settings), wanted)
     changed = merged != settings
-    after = _dump(merged) if changed else before
     record = Record(memsift_home, path)
     if changed:
+        after = _dump(merged)
         record.save_file(before, after, has_ours=_has_ours(settings), created=_first_missing(path.parent))
         _write(path, after)
     lines = [f"memsift hooks {'written to' if changed else 'already in'} {path}"]
@@ -348,7 +348,7 @@ def _write_trust(config: Path, entries: Mapping[str, str], record: Record) -> st
             continue
         stale = re.compile(rf'^({re.escape(header)}\s*\n(?:(?!\[).*\n)*?)trusted_hash\s*=\s*"[^"]*"',
                            re.MULTILINE)
-        text, found = stale.subn(lambda m: m.group(1) + line, text, count=1)
+        text, found = stale.subn(lambda m: m.group(1) + line, text, count=1)  # noqa: B023 (used at once)
         if not found:
             raise ConfigurationError(f"{config}: cannot update the trust of {key}; trust it in /hooks")
         added.append(line + "\n")

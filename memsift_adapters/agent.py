@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-TurnText = tuple[str, str]  # (role, text): memsift's Turn is built later, after the Stop hook forked
+Role = Literal["user", "assistant"]
+TurnText = tuple[Role, str]  # (role, text): memsift's Turn is built later, after the Stop hook forked
 TurnReader = Callable[[bytes], "TurnText | None"]  # one line of a transcript
 Payload = Mapping[str, Any]
 

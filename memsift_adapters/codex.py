@@ -22,7 +22,7 @@ def read_turn(line: bytes) -> TurnText | None:
         event = event.get("item")
     if not isinstance(event, dict):
         return None
-    return turn(_ROLES.get(event.get("type")), event.get("content", event.get("message")))
+    return turn(_ROLES.get(str(event.get("type"))), event.get("content", event.get("message")))
 
 
 def loaded_files(payload: Payload, root: Path) -> tuple[Path, ...]:

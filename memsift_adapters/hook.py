@@ -76,7 +76,7 @@ def prompt(agent: Agent, payload: Payload) -> None:
     turns = recent_turns(payload.get("transcript_path"), agent.read_turn, RECENT_TURNS + 1)
     if turns and turns[-1] == ("user", text):
         turns.pop()  # the agent already wrote this very prompt down
-    message = Message(text, [Turn(role, said) for role, said in turns[-RECENT_TURNS:]],  # type: ignore[arg-type]
+    message = Message(text, tuple(Turn(role, said) for role, said in turns[-RECENT_TURNS:]),
                       _optional(payload, "session_id"))
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
         result = recall(message, _services(agent, payload, with_loaded_files=True))

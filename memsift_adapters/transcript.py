@@ -77,4 +77,4 @@ def turn(role: object, content: object) -> TurnText | None:
                             if isinstance(block, dict) and isinstance(block.get("text"), str))
     if role not in ("user", "assistant") or not isinstance(content, str) or not content.strip():
         return None
-    return (str(role), content)
+    return ("user" if role == "user" else "assistant", content)

@@ -19,7 +19,7 @@ from typing import Any
 class TextHead:
     """A linear head over hashed text features: softmax over classes, or one logistic."""
 
-    def __init__(self, spec: Mapping[str, Any], table: array) -> None:
+    def __init__(self, spec: Mapping[str, Any], table: array[Any]) -> None:
         self.classes: list[str] = spec["classes"]
         self.bias: list[float] = spec["bias"]
         self.scale: float = spec["scale"]
@@ -41,7 +41,7 @@ class TextHead:
         top = max(logits)
         exps = [math.exp(x - top) for x in logits]
         total = sum(exps)
-        return {c: e / total for c, e in zip(self.classes, exps)}
+        return {c: e / total for c, e in zip(self.classes, exps, strict=True)}
 
 
 def sigmoid(x: float) -> float:
