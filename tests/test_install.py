@@ -227,3 +227,28 @@ def test_an_unknown_agent_is_refused_by_the_parser(home):
 
     assert result.returncode == 2
     assert "invalid choice" in result.stderr
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_the_installed_commands_run_as_the_agent_runs_them(agent, home, tmp_path):
+    """Each hook command, through a shell as both agents start it, with a payload on stdin."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    assert memsift(home, "install", agent).returncode == 0
+    path = home / (".claude/settings.json" if agent == "claude-code" else ".codex/hooks.json")
+    commands = {event: ours(json.loads(path.read_text()), event)[0]["command"] for event in EVENTS}
+    payloads = {
+        "SessionStart": {"source": "startup"},
+        "UserPromptSubmit": {"prompt": "thanks, that works!"},
+        "Stop": {"stop_hook_active": True, "last_assistant_message": "Done."},
+        "SessionEnd": {"reason": "other"},
+    }
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "MEMSIFT_HOME": str(home / "memsift")}
+
+    for event, command in commands.items():
+        payload = {"session_id": "s1", "transcript_path": None, "cwd": str(project), "hook_event_name": event,
+                   **payloads[event]}
+        result = subprocess.run(["sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
+                                env=env, cwd=project, timeout=60)
+
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", ""), event
