@@ -355,9 +355,10 @@ def _write_trust(config: Path, entries: Mapping[str, str], record: Record) -> st
     if text == (before or ""):
         return f"the memsift hooks are already trusted in {config}"
     old = record.load().get("trust")
-    first_before = old["before"] if old and old.get("after") == before else before
+    kept = old if old and old.get("after") == before else {"before": before, "created": _first_missing(config.parent)}
     _write(config, text)
-    record.save_trust({"path": str(config), "before": first_before, "after": text, "known": True,
+    record.save_trust({"path": str(config), "before": kept["before"], "after": text, "known": True,
+                       "created": str(kept["created"]) if kept.get("created") else None,
                        "added": [*(old.get("added", []) if old else []), *added]})
     return (f"trusted: {len(entries)} hooks in {config} (as /hooks would: Codex now runs these exact "
             "commands without asking; any change to them needs trusting again)")

@@ -14,6 +14,7 @@ EVENT is the agent's own event name:
     $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
         | memsift hook claude-code UserPromptSubmit
 
+Most messages end in ``memsift.quiet``, before the pipeline is imported.
 The project is the git work tree around the payload's ``cwd``. Both agents
 take the same output; they differ in their transcripts and instruction files
 (``claude_code.py``, ``codex.py``). Fail open: whatever the input, the exit

@@ -252,3 +252,20 @@ def test_the_installed_commands_run_as_the_agent_runs_them(agent, home, tmp_path
                                 env=env, cwd=project, timeout=60)
 
         assert (result.returncode, result.stdout, result.stderr) == (0, "", ""), event
+
+
+def test_codex_project_install_trusts_the_projects_hooks_file_and_says_the_project_needs_trust(home, tmp_path):
+    project = tmp_path / "shop"
+    project.mkdir()
+
+    result = memsift(home, "install", "codex", "--project", str(project), "--trust")
+
+    assert result.returncode == 0, result.stderr
+    hooks = project / ".codex" / "hooks.json"
+    state = tomllib.loads((home / ".codex" / "config.toml").read_text())["hooks"]["state"]
+    assert set(state) == set(trust_entries(hooks, json.loads(hooks.read_text())))
+    assert all(key.startswith(f"{hooks}:") for key in state)
+    assert f"only in a trusted project: accept {project}" in result.stdout
+
+    assert memsift(home, "uninstall", "codex", "--project", str(project)).returncode == 0
+    assert not (home / ".codex").exists() and list(project.iterdir()) == []
