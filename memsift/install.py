@@ -41,6 +41,7 @@ from attrs import frozen
 from .errors import ConfigurationError
 
 AGENTS = ("claude-code", "codex")
+SKILL = "memsift-search"
 # Seconds. memsift's own deadlines end a recall first; SessionEnd only forks (Codex caps it at 3 s).
 TIMEOUTS = {"SessionStart": 10, "UserPromptSubmit": 20, "Stop": 10, "SessionEnd": 2}
 _OURS = re.compile(r"\bhook (?:claude-code|codex) (?:" + "|".join(TIMEOUTS) + r")\s*$")
@@ -87,6 +88,19 @@ def codex_home(home: Path, environ: Mapping[str, str] = os.environ) -> Path:
     return Path(environ.get("CODEX_HOME") or home / ".codex")
 
 
+def skill_path(agent: str, *, home: Path, project: Path | None = None,
+               environ: Mapping[str, str] = os.environ) -> Path:
+    """Where the agent finds the ``memsift-search`` skill: the user's skills, or the project's."""
+    _known(agent)
+    if project is not None:
+        base = Path(os.path.abspath(project)) / (".claude" if agent == "claude-code" else ".agents")
+    elif agent == "claude-code":
+        base = Path(environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    else:
+        base = codex_home(home, environ)
+    return base / "skills" / SKILL / "SKILL.md"
+
+
 def install(agent: str, *, home: Path, memsift_home: Path, project: Path | None = None,
             trust: bool = False, environ: Mapping[str, str] = os.environ) -> Outcome:
     """Add memsift's four hooks to the agent's settings (and, for Codex with *trust*, trust them)."""
@@ -101,7 +115,8 @@ def install(agent: str, *, home: Path, memsift_home: Path, project: Path | None 
         after = _dump(merged)
         record.save_file(before, after, has_ours=_has_ours(settings), created=_first_missing(path.parent))
         _write(path, after)
-    lines = [f"memsift hooks {'written to' if changed else 'already in'} {path}"]
+    lines = [f"memsift hooks {'written to' if changed else 'already in'} {path}",
+             _install_skill(skill_path(agent, home=home, project=project, environ=environ), record)]
     if agent == "codex":
         lines += _codex_trust(path, merged, record, home=home, trust=trust, project=project,
                               environ=environ)
@@ -117,9 +132,24 @@ def uninstall(agent: str, *, home: Path, memsift_home: Path, project: Path | Non
     lines = []
     if trust := saved.get("trust"):  # first: the folder install created may hold both files
         lines.append(_undo(Path(trust["path"]), trust, lambda text: _without_lines(text, trust["added"])))
+    if skill := saved.get("skill"):  # before the settings: it may sit in a folder install created for them
+        lines.append(_undo(Path(skill["path"]), skill, None))
     lines.append(_undo(path, saved, lambda text: _dump(_without_ours(_parse(path, text)))))
     record.forget()
     return Outcome(path, tuple(line for line in lines if line))
+
+
+def _install_skill(path: Path, record: Record) -> str:
+    """Copy the skill that tells the agent to run ``memsift search`` (the plugins carry it too)."""
+    from importlib.resources import files
+
+    text = files("memsift_adapters").joinpath("skills", SKILL, "SKILL.md").read_text(encoding="utf-8")
+    before = _read(path)
+    if before == text:
+        return f"the {SKILL} skill already in {path.parent}"
+    record.save_part("skill", path, before, text)
+    _write(path, text)
+    return f"the {SKILL} skill (run memsift search when the user refers to earlier work) written to {path.parent}"
 
 
 # -- the settings file ---------------------------------------------------------------
@@ -209,8 +239,9 @@ def _with_ours(settings: Settings, commands: Mapping[str, str]) -> Settings:
     return {**settings, "hooks": hooks}
 
 
-def _undo(path: Path, saved: Mapping[str, Any], strip: Callable[[str], str]) -> str:
-    """Put *path* back as it was before install, or strip what install added when it changed since."""
+def _undo(path: Path, saved: Mapping[str, Any], strip: Callable[[str], str] | None) -> str:
+    """Put *path* back as it was before install, or strip what install added when it changed since
+    (a file install wrote whole, *strip* None, is then left as it is)."""
     current = _read(path)
     if current is None:
         return f"{path} is gone: nothing to remove"
@@ -221,11 +252,13 @@ def _undo(path: Path, saved: Mapping[str, Any], strip: Callable[[str], str]) -> 
             return f"removed {path} (install had created it)"
         _write(path, saved["before"])
         return f"{path} restored as it was before install"
+    if strip is None:
+        return f"{path} changed since install: left as it is"
     stripped = strip(current)
     if stripped == current:
-        return f"no memsift hooks in {path}"
+        return f"nothing of memsift's in {path}"
     _write(path, stripped)
-    return f"memsift hooks removed from {path} (it changed since install: the rest is kept)"
+    return f"memsift's entries removed from {path} (it changed since install: the rest is kept)"
 
 
 def _first_missing(folder: Path) -> Path | None:
@@ -272,8 +305,15 @@ class Record:
             known, made = not has_ours, str(created) if created else None
         self._save({**old, "after": after, "before": before, "known": known, "created": made})
 
-    def save_trust(self, trust: dict[str, Any]) -> None:
-        self._save({**self.load(), "trust": trust})
+    def save_part(self, part: str, path: Path, before: str | None, after: str, **more: Any) -> None:
+        """Remember another file install changed (``trust``, ``skill``): its first text from before,
+        while it is as install left it, and the folder install created for it."""
+        old = self.load().get(part)
+        kept = old if old and old.get("after") == before else {"before": before,
+                                                                   "created": _first_missing(path.parent)}
+        created = kept.get("created")
+        self._save({**self.load(), part: {"path": str(path), "before": kept["before"], "after": after,
+                                          "known": True, "created": str(created) if created else None, **more}})
 
     def forget(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -354,12 +394,9 @@ def _write_trust(config: Path, entries: Mapping[str, str], record: Record) -> st
         added.append(line + "\n")
     if text == (before or ""):
         return f"the memsift hooks are already trusted in {config}"
-    old = record.load().get("trust")
-    kept = old if old and old.get("after") == before else {"before": before, "created": _first_missing(config.parent)}
+    old = record.load().get("trust") or {}
+    record.save_part("trust", config, before, text, added=[*old.get("added", []), *added])
     _write(config, text)
-    record.save_trust({"path": str(config), "before": kept["before"], "after": text, "known": True,
-                       "created": str(kept["created"]) if kept.get("created") else None,
-                       "added": [*(old.get("added", []) if old else []), *added]})
     return (f"trusted: {len(entries)} hooks in {config} (as /hooks would: Codex now runs these exact "
             "commands without asking; any change to them needs trusting again)")
 

@@ -15,6 +15,7 @@ import pytest
 from memsift.install import TIMEOUTS, trust_entries
 
 MEMSIFT = Path(sys.executable).parent / "memsift"
+SKILL = (Path(__file__).resolve().parents[1] / "memsift_adapters/skills/memsift-search/SKILL.md").read_text()
 INTERPRETER = MEMSIFT.read_text().splitlines()[0].removeprefix("#!")  # what `memsift install` runs under
 EVENTS = list(TIMEOUTS)
 
@@ -95,6 +96,7 @@ def test_claude_install_twice_changes_nothing_and_uninstall_restores_the_bytes(h
 def test_claude_uninstall_removes_the_file_and_folder_install_created(home):
     assert memsift(home, "install", "claude-code").returncode == 0
     assert (home / ".claude" / "settings.json").is_file()
+    assert (home / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text() == SKILL
 
     assert memsift(home, "uninstall", "claude-code").returncode == 0
 
@@ -269,3 +271,29 @@ def test_codex_project_install_trusts_the_projects_hooks_file_and_says_the_proje
 
     assert memsift(home, "uninstall", "codex", "--project", str(project)).returncode == 0
     assert not (home / ".codex").exists() and list(project.iterdir()) == []
+
+
+@pytest.mark.parametrize(("agent", "skills"), [("claude-code", ".claude/skills"), ("codex", ".codex/skills")])
+def test_install_copies_the_search_skill_beside_the_users_own_and_uninstall_takes_it_back(agent, skills, home):
+    own = write(home / skills / "deploy" / "SKILL.md", "---\nname: deploy\ndescription: ship it\n---\n")
+    stale = write(home / skills / "memsift-search" / "SKILL.md", "an older copy\n")
+
+    result = memsift(home, "install", agent)
+
+    assert result.returncode == 0, result.stderr
+    assert "memsift-search skill" in result.stdout
+    assert stale.read_text() == SKILL and "memsift search" in SKILL
+    assert memsift(home, "uninstall", agent).returncode == 0
+    assert stale.read_text() == "an older copy\n"  # as it was before install
+    assert own.read_text().startswith("---\nname: deploy")
+
+
+def test_a_project_install_puts_the_skill_where_each_agent_reads_a_projects_skills(home, tmp_path):
+    project = tmp_path / "shop"
+    project.mkdir()
+
+    for agent in ("claude-code", "codex"):
+        assert memsift(home, "install", agent, "--project", str(project)).returncode == 0
+
+    assert (project / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text() == SKILL
+    assert (project / ".agents" / "skills" / "memsift-search" / "SKILL.md").read_text() == SKILL

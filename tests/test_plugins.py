@@ -49,6 +49,11 @@ def test_the_codex_marketplace_and_manifest_point_at_files_that_exist():
     assert (ROOT / plugin["skills"] / "memsift-search" / "SKILL.md").is_file()
 
 
+def test_both_plugins_carry_the_skill_that_memsift_install_copies():
+    for manifest in (ROOT / ".claude-plugin" / "plugin.json", ROOT / ".codex-plugin" / "plugin.json"):
+        assert (ROOT / load(manifest)["skills"]).resolve() == ROOT / "memsift_adapters" / "skills"
+
+
 @pytest.mark.parametrize("agent", list(HOOK_FILES))
 def test_each_plugin_wires_the_four_events_to_its_own_agent(agent):
     hooks = load(HOOK_FILES[agent])
@@ -103,7 +108,7 @@ def test_a_plugin_hook_without_memsift_installed_says_so_and_exits_0(agent, tmp_
 
 
 def test_the_skill_tells_the_agent_to_run_memsift_search():
-    skill = (ROOT / "skills" / "memsift-search" / "SKILL.md").read_text()
+    skill = (ROOT / "memsift_adapters" / "skills" / "memsift-search" / "SKILL.md").read_text()
     front = re.match(r"---\n(.*?)\n---\n", skill, re.DOTALL)
 
     assert front is not None
