@@ -2,7 +2,7 @@
 
 Each case runs the command `memsift install` writes (this interpreter, the
 `memsift` console script beside it, `hook AGENT EVENT`) with a payload shaped
-like the agent's on stdin, in a fresh memsift home, and is timed beside
+like the agent's on stdin, under a fresh HOME, and is timed beside
 `python -c pass` on the same interpreter, measured in the same run:
 
 - UserPromptSubmit on a quiet message (Claude Code and Codex payloads);
@@ -57,13 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     python = args.python or installed_wheel()
     script = [str(python), str(python.parent / "memsift")]
     with tempfile.TemporaryDirectory(prefix="memsift-bench-hook-") as tmp:
-        home, project, user = Path(tmp, "memsift"), Path(tmp, "shop"), Path(tmp, "user")
+        project, user = Path(tmp, "shop"), Path(tmp, "user")
         project.mkdir()
         (project / ".git").mkdir()
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("MEMSIFT_") and k not in ("PYTHONDONTWRITEBYTECODE", "CODEX_HOME")}
-        env |= {"MEMSIFT_HOME": str(home), "HOME": str(user)}
-        seed(python, home, project, env)
+        # memsift's home where a user's is by default (no MEMSIFT_HOME): under a fresh HOME.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")
+               and k not in ("PYTHONDONTWRITEBYTECODE", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_DATA_HOME")}
+        env["HOME"] = str(user)
+        seed(python, project, env)
         transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
         hook = lambda agent, event: [*script, "hook", agent, event]  # noqa: E731
         cases: dict[str, Case] = {
@@ -101,7 +102,7 @@ def installed_wheel() -> Path:
     return python
 
 
-def seed(python: Path, home: Path, project: Path, env: dict[str, str]) -> None:
+def seed(python: Path, project: Path, env: dict[str, str]) -> None:
     """100 notes, the one that answers the searching message among them (in a child of that install)."""
     topics = ["worker", "queue", "cache", "deploy", "auth", "search", "billing", "mobile", "ci", "logs"]
     fixes = ["capped the heap at 1.5 GB", "moved it to a nightly cron", "pinned the client to v3",

@@ -11,6 +11,8 @@ finds the settings file without paying for attrs.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,6 +20,13 @@ from pathlib import Path
 def default_home(environ: Mapping[str, str]) -> Path:
     if environ.get("MEMSIFT_HOME"):
         return Path(environ["MEMSIFT_HOME"])
-    import platformdirs  # only when no home is given: it costs an import
+    # platformdirs' answer, which importing platformdirs (tempfile, random, ...) would add to
+    # every hook: the XDG data folder on Linux and the BSDs, Application Support on macOS.
+    if sys.platform == "darwin":
+        return Path(os.path.expanduser("~/Library/Application Support/memsift"))
+    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        data = environ.get("XDG_DATA_HOME", "").strip()
+        return Path(data if os.path.isabs(data) else os.path.expanduser("~/.local/share"), "memsift")
+    import platformdirs
 
     return Path(platformdirs.user_data_dir("memsift", appauthor=False))
