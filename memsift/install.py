@@ -74,31 +74,30 @@ def hook_command(agent: str, event: str) -> str:
 def settings_path(agent: str, *, home: Path, project: Path | None = None,
                   environ: Mapping[str, str] = os.environ) -> Path:
     """Where the agent reads hooks: the user's settings, or the project's."""
-    _known(agent)
-    folder = ".claude" if agent == "claude-code" else ".codex"
-    if project is not None:
-        return Path(os.path.abspath(project)) / folder / ("settings.json" if agent == "claude-code"
-                                                          else "hooks.json")
-    if agent == "claude-code":
-        return Path(environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "settings.json"
-    return codex_home(home, environ) / "hooks.json"
+    return _folder(agent, home, project, environ) / ("settings.json" if agent == "claude-code" else "hooks.json")
+
+
+def skill_path(agent: str, *, home: Path, project: Path | None = None,
+               environ: Mapping[str, str] = os.environ) -> Path:
+    """Where the agent finds the ``memsift-search`` skill: the user's skills, or the project's."""
+    folder = _folder(agent, home, project, environ)
+    if agent == "codex" and project is not None:
+        folder = folder.with_name(".agents")  # Codex reads a project's skills from .agents/skills
+    return folder / "skills" / SKILL / "SKILL.md"
 
 
 def codex_home(home: Path, environ: Mapping[str, str] = os.environ) -> Path:
     return Path(environ.get("CODEX_HOME") or home / ".codex")
 
 
-def skill_path(agent: str, *, home: Path, project: Path | None = None,
-               environ: Mapping[str, str] = os.environ) -> Path:
-    """Where the agent finds the ``memsift-search`` skill: the user's skills, or the project's."""
+def _folder(agent: str, home: Path, project: Path | None, environ: Mapping[str, str]) -> Path:
+    """The agent's own folder: the user's (``~/.claude``, ``$CODEX_HOME``) or the project's."""
     _known(agent)
     if project is not None:
-        base = Path(os.path.abspath(project)) / (".claude" if agent == "claude-code" else ".agents")
-    elif agent == "claude-code":
-        base = Path(environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    else:
-        base = codex_home(home, environ)
-    return base / "skills" / SKILL / "SKILL.md"
+        return Path(os.path.abspath(project)) / (".claude" if agent == "claude-code" else ".codex")
+    if agent == "claude-code":
+        return Path(environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    return codex_home(home, environ)
 
 
 def install(agent: str, *, home: Path, memsift_home: Path, project: Path | None = None,
