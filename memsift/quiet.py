@@ -47,8 +47,13 @@ def searching_probability(text: str) -> float:
 
 
 def _embedded_threshold(environ: Mapping[str, str]) -> float | None:
-    """``search_threshold`` when the decider and the store are the embedded ones; None otherwise
-    or when a setting does not read (the pipeline then runs, and says what is wrong)."""
+    """``search_threshold`` when every question goes to the embedded decider and the store is the
+    embedded one; None otherwise, or when a setting does not read (the pipeline then runs, and
+    says what is wrong).
+
+    As ``load_config`` reads it: the default, then ``config.toml`` (its ``[embedded]`` table over
+    its top level), then ``MEMSIFT_SEARCH_THRESHOLD``.
+    """
     settings: dict[str, Any] = {}
     config_file = default_home(environ) / "config.toml"
     if config_file.is_file():
@@ -58,10 +63,16 @@ def _embedded_threshold(environ: Mapping[str, str]) -> float | None:
             settings = tomllib.loads(config_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
             return None
-    for name in ("decider", "store", "search_threshold"):
+    table = settings.get("embedded", {})
+    if not isinstance(table, dict):
+        return None
+    if "search_threshold" in table:
+        settings["search_threshold"] = table["search_threshold"]
+    for name in ("decider", "decider_by_task", "store", "search_threshold"):
         if f"MEMSIFT_{name.upper()}" in environ:
             settings[name] = environ[f"MEMSIFT_{name.upper()}"]
-    if settings.get("decider", "embedded") != "embedded" or settings.get("store", "embedded") != "embedded":
+    if (settings.get("decider", "embedded") != "embedded" or settings.get("decider_by_task")
+            or settings.get("store", "embedded") != "embedded"):
         return None
     value = settings.get("search_threshold", SEARCH_THRESHOLD)
     try:

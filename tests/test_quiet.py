@@ -63,9 +63,24 @@ def test_the_threshold_in_the_settings_file_counts(tmp_path):
     assert not surely_quiet(text, {"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_SEARCH_THRESHOLD": "0.4"})
 
 
+def test_the_embedded_backends_table_sets_the_threshold_as_load_config_reads_it(tmp_path):
+    from memsift.config import load_config
+
+    (tmp_path / "config.toml").write_text("search_threshold = 0.2\n\n[embedded]\nsearch_threshold = 1.0\n")
+    env = {"MEMSIFT_HOME": str(tmp_path)}
+    text = "why did we pick Stripe over Mollie?"
+
+    assert load_config(env).search_threshold == 1.0
+    assert surely_quiet(text, env)
+    assert load_config({**env, "MEMSIFT_SEARCH_THRESHOLD": "0.4"}).search_threshold == 0.4
+    assert not surely_quiet(text, {**env, "MEMSIFT_SEARCH_THRESHOLD": "0.4"})
+
+
 @pytest.mark.parametrize("env", [
     {"MEMSIFT_STORE": "cognee"},  # the pipeline reports a remote service's health, even on quiet messages
     {"MEMSIFT_DECIDER": "systemone"},
+    {"MEMSIFT_DECIDER": "openai"},
+    {"MEMSIFT_DECIDER_BY_TASK": "answers=openai"},
     {"MEMSIFT_SEARCH_THRESHOLD": "not a number"},  # the pipeline runs, and says what is wrong
     {"MEMSIFT_SEARCH_THRESHOLD": "1.5"},
 ])
@@ -75,6 +90,7 @@ def test_anything_but_readable_embedded_settings_leaves_the_message_to_the_pipel
 
 
 @pytest.mark.parametrize("text", ["store = 'cognee'\n", "decider = 'systemone'\n", "search_threshold = true\n",
+                                  "decider_by_task = 'kind=anthropic'\n", "embedded = 0.3\n",
                                   "this is = not toml ]\n"])
 def test_a_settings_file_naming_a_remote_service_or_unreadable_leaves_it_to_the_pipeline(tmp_path, text):
     (tmp_path / "config.toml").write_text(text)
