@@ -1,4 +1,4 @@
-"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search."""
+"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, doctor."""
 
 from __future__ import annotations
 
@@ -86,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--project", default=".", help="a folder of the project (default: here)")
     search.add_argument("--limit", type=int, default=5, help="at most this many of each (default 5)")
     search.set_defaults(run=_search)
+
+    doctor = sub.add_parser("doctor", help="can memory work here: settings, services, hooks, last decisions")
+    doctor.add_argument("--project", default=".", help="the project root (default: here)")
+    doctor.add_argument("--last", type=int, default=5, metavar="N", help="how many decisions to show")
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.set_defaults(run=_doctor)
     return parser
 
 
@@ -147,6 +153,14 @@ def _cognee_bench_store(config):
         return CogneeStore.from_config(evolve(config, dataset=name))
 
     return make
+
+
+def _doctor(ns: argparse.Namespace) -> int:
+    from .doctor import diagnose, format_report
+
+    report = diagnose(ns.project, last=ns.last)
+    print(report.as_json() if ns.json else format_report(report))
+    return 0 if report.healthy else 1
 
 
 def _services(ns: argparse.Namespace):

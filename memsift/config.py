@@ -141,6 +141,21 @@ def task_routes(text: str) -> dict[str, str]:
     return routes
 
 
+def setting_sources(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Where each setting's value comes from: ``default``, ``config.toml`` or ``environment``.
+
+    >>> setting_sources({"MEMSIFT_HOME": "/tmp/m", "MEMSIFT_STORE": "cognee"})["store"]
+    'environment'
+    """
+    environ = os.environ if environ is None else environ
+    config_file = default_home(environ) / "config.toml"
+    in_file = _read_toml(config_file) if config_file.is_file() else {}
+    sources = {"home": "environment" if environ.get("MEMSIFT_HOME") else "default"}
+    for var, name in _ENV.items():
+        sources[name] = "environment" if var in environ else "config.toml" if name in in_file else "default"
+    return sources
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     import tomllib
 

@@ -1,0 +1,403 @@
+"""``memsift doctor``: can memory work here, and what did it decide lately?
+
+    >>> report = diagnose("/src/shop")
+    >>> report.healthy                       # False when memory cannot work
+    True
+    >>> print(format_report(report))         # or report.as_json() for scripts
+
+It reports the settings and where each came from (default, ``config.toml``,
+environment), the project's root and notes, each service's health (the
+breaker's state; a Cognee store is also asked ``/health``), whether the hooks
+are installed in Claude Code and Codex (and, for Codex, trusted), and the
+last decisions from the decision log with their traces.
+
+A check is ``ok``, ``info``, ``warn`` (memory works, but not everywhere it
+could: a hook missing or untrusted, a paused service that answers again) or
+``fail`` (memory cannot work: a configuration error, damaged state, a service
+down). ``healthy`` is False when any check failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from attrs import asdict, frozen
+
+from .config import Config, default_home, load_config, setting_sources
+from .decisions import DecisionLog
+from .errors import MemsiftError
+
+OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
+SECRETS = frozenset({"cognee_api_key", "cognee_password", "decider_api_key"})
+# A hook is memsift's when its command runs ``memsift hook`` (the console script or ``-m memsift``).
+_MEMSIFT_HOOK = re.compile(r"(?:^|[\s/\"'])memsift(?:\.exe)?[\"']?\s+hook(?:\s|$)")
+_ESSENTIAL = ("UserPromptSubmit", "Stop")  # recall and retain: without these memory does nothing
+
+
+@frozen
+class Setting:
+    name: str
+    value: str
+    source: str  # "default" | "config.toml" | "environment"
+
+
+@frozen
+class Check:
+    section: str  # "configuration" | "project" | "services" | "hooks"
+    name: str
+    status: str  # OK | INFO | WARN | FAIL
+    detail: str
+
+
+@frozen
+class Report:
+    home: str
+    settings: tuple[Setting, ...]
+    checks: tuple[Check, ...]
+    decisions: tuple[dict[str, Any], ...]
+
+    @property
+    def healthy(self) -> bool:
+        """False when memory cannot work: a check failed."""
+        return not any(check.status == FAIL for check in self.checks)
+
+    def as_json(self) -> str:
+        data = asdict(self)
+        data["healthy"] = self.healthy
+        return json.dumps(data, indent=1)
+
+
+def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str] | None = None,
+             last: int = 5, probe_timeout: float = 2.0) -> Report:
+    """Everything ``memsift doctor`` prints, for the project at *project*."""
+    environ = os.environ if environ is None else environ
+    home = default_home(environ)
+    root = Path(project).resolve()
+    checks: list[Check] = []
+    settings: tuple[Setting, ...] = ()
+    try:
+        config = load_config(environ)
+        sources = setting_sources(environ)
+    except MemsiftError as exc:
+        checks.append(Check("configuration", "config", FAIL, str(exc)))
+    else:
+        settings = _settings(config, sources)
+        checks += _project_checks(config, root)
+        checks += _service_checks(config, root, probe_timeout)
+    checks += _hook_checks(environ, root)
+    return Report(str(home), settings, tuple(checks), tuple(DecisionLog(home).last(last)))
+
+
+def _settings(config: Config, sources: Mapping[str, str]) -> tuple[Setting, ...]:
+    shown = []
+    for name, value in asdict(config).items():
+        if name in SECRETS and value is not None:
+            value = "(set)"  # never print a key or a password
+        shown.append(Setting(name, str(value), sources[name]))
+    return tuple(shown)
+
+
+# -- the project ----------------------------------------------------------------------
+
+def _project_checks(config: Config, root: Path) -> list[Check]:
+    notes = config.project_dir(root) / "notes.md"
+    checks = [Check("project", "root", OK if root.is_dir() else WARN,
+                    str(root) if root.is_dir() else f"{root} is not a folder")]
+    try:
+        lines = [line for line in notes.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError:
+        checks.append(Check("project", "notes", OK, f"{notes} (none yet: the first kept exchange makes it)"))
+    except (OSError, UnicodeDecodeError) as exc:
+        checks.append(Check("project", "notes", FAIL, f"{notes} cannot be read: {exc}"))
+    else:
+        checks.append(Check("project", "notes", OK, f"{notes} ({len(lines)} notes)"))
+    return checks
+
+
+# -- the services ---------------------------------------------------------------------
+
+def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Check]:
+    checks = [_decider_check(config)]
+    if config.store == "cognee":
+        probe = _cognee_probe(config.cognee_url, probe_timeout)
+        checks += [probe, _outbox_check(config.home / "outbox.sqlite")]
+        checks += _breaker_checks(config, cognee_answers=probe.status == OK)
+    else:
+        checks.append(_sqlite_check(config.project_dir(root) / "store.sqlite"))
+        checks += _breaker_checks(config, cognee_answers=False)
+    return checks
+
+
+def _decider_check(config: Config) -> Check:
+    if config.decider == "systemone":
+        return Check("services", "decider", INFO,
+                     f"System One decider at {config.decider_url} (model {config.decider_model}); "
+                     "not probed: a question costs a call, its breaker is below")
+    from .decider.embedded import EmbeddedDecider
+
+    try:
+        EmbeddedDecider.load()
+    except Exception as exc:  # damaged or missing weights: nothing can be decided
+        return Check("services", "decider", FAIL, f"the embedded model does not load: {type(exc).__name__}: {exc}")
+    return Check("services", "decider", OK, "embedded model loads")
+
+
+def _sqlite_check(path: Path) -> Check:
+    if not path.exists():
+        return Check("services", "store", OK, f"embedded store {path} (none yet: the first kept exchange makes it)")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+        try:
+            verdict = db.execute("PRAGMA quick_check").fetchone()[0]
+            count = db.execute("SELECT count(*) FROM passages").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        return Check("services", "store", FAIL, f"embedded store {path} is damaged: {exc}")
+    if verdict != "ok":
+        return Check("services", "store", FAIL, f"embedded store {path} is damaged: {verdict}")
+    return Check("services", "store", OK, f"embedded store {path} ({count} passages)")
+
+
+def _cognee_probe(url: str, timeout: float) -> Check:
+    import httpx
+
+    name = f"Cognee at {url}"
+    try:
+        reply = httpx.get(url.rstrip("/") + "/health", timeout=timeout)
+    except httpx.HTTPError as exc:
+        return Check("services", "store", FAIL, f"{name}: /health did not answer in {timeout:g} s "
+                                                f"({type(exc).__name__}: {exc})")
+    if reply.status_code != 200:
+        return Check("services", "store", FAIL, f"{name}: /health answered {reply.status_code} "
+                                                f"{reply.text[:120]!r}")
+    return Check("services", "store", OK, f"{name}: /health answered 200")
+
+
+def _outbox_check(path: Path) -> Check:
+    if not path.exists():
+        return Check("services", "outbox", OK, f"{path} (none yet)")
+    from .outbox import Outbox
+
+    outbox = Outbox(path)
+    try:
+        pending = outbox.pending()
+    except sqlite3.Error as exc:
+        return Check("services", "outbox", FAIL, f"{path} is damaged: {exc}")
+    finally:
+        outbox.close()
+    return Check("services", "outbox", OK, f"{path}: {pending} items waiting for the store")
+
+
+def _breaker_checks(config: Config, *, cognee_answers: bool) -> list[Check]:
+    """The breakers in ``health.json``: an open one pauses memory until its service answers."""
+    from .health import FILE_NAME
+
+    path = config.home / FILE_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        return [Check("services", "breakers", FAIL, f"{path} is damaged: {exc}")]
+    if not isinstance(data, dict):
+        return [Check("services", "breakers", FAIL, f"{path} is damaged: not an object")]
+    checks = []
+    for service, state in sorted(data.items()):
+        if not isinstance(state, dict) or not state.get("open"):
+            checks.append(Check("services", "breaker", OK, f"{service}: closed"))
+            continue
+        since = _clock(state.get("since"))
+        # Open, but the probe above got an answer: the next call after the cool-down closes it.
+        status = WARN if cognee_answers and service == f"Cognee at {config.cognee_url}" else FAIL
+        checks.append(Check("services", "breaker", status,
+                            f"{service}: open since {since} ({state.get('reason', '')}); memory is paused, "
+                            f"next try at {_clock(state.get('retry_at'))}"))
+    return checks
+
+
+def _clock(stamp: object) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(stamp)) if isinstance(stamp, int | float) else "?"
+
+
+# -- the hooks ------------------------------------------------------------------------
+
+def _hook_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
+    return _claude_checks(environ, root) + _codex_checks(environ, root)
+
+
+def _claude_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
+    user_dir = Path(environ.get("CLAUDE_CONFIG_DIR") or Path(environ.get("HOME", "~")).expanduser() / ".claude")
+    files = [("user", user_dir / "settings.json"), ("project", root / ".claude" / "settings.json"),
+             ("project, local", root / ".claude" / "settings.local.json")]
+    checks, found = [], False
+    for scope, path in files:
+        try:
+            hooks = _json_hooks(path)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            checks.append(Check("hooks", "claude-code", WARN, f"{scope} settings {path} cannot be read: {exc}"))
+            continue
+        events = sorted({event for event, *_ in _memsift_handlers(hooks)})
+        found = found or bool(events)
+        if events:
+            checks.append(Check("hooks", "claude-code", _events_status(events),
+                                f"{scope} settings {path}: {', '.join(events)}{_missing(events)}"))
+    if not found:
+        checks.append(Check("hooks", "claude-code", WARN,
+                            "not installed (memsift install claude-code [--project DIR])"))
+    return checks
+
+
+def _codex_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
+    codex_home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME", "~")).expanduser() / ".codex")
+    user_config = codex_home / "config.toml"
+    try:
+        config = _toml(user_config)
+    except FileNotFoundError:
+        config = {}
+    except (OSError, ValueError) as exc:
+        return [Check("hooks", "codex", WARN, f"{user_config} cannot be read: {exc}")]
+    trusted = {key: entry.get("trusted_hash") for key, entry in
+               config.get("hooks", {}).get("state", {}).items() if isinstance(entry, dict)}
+    project_trusted = (config.get("projects", {}).get(str(root), {}).get("trust_level") == "trusted")
+    sources = [("user", codex_home / "hooks.json"), ("user", user_config),
+               ("project", root / ".codex" / "hooks.json"), ("project", root / ".codex" / "config.toml")]
+    checks, found = [], False
+    for scope, path in sources:
+        try:
+            hooks = _toml(path).get("hooks", {}) if path.suffix == ".toml" else _json_hooks(path)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            checks.append(Check("hooks", "codex", WARN, f"{scope} {path} cannot be read: {exc}"))
+            continue
+        handlers = list(_memsift_handlers(hooks))
+        if not handlers:
+            continue
+        found = True
+        events = sorted({event for event, *_ in handlers})
+        untrusted = sorted({event for event, group_index, handler_index, group, handler in handlers
+                            if trusted.get(f"{path}:{_snake(event)}:{group_index}:{handler_index}")
+                            != codex_trust_hash(event, group, handler)})
+        detail = f"{scope} {path}: {', '.join(events)}{_missing(events)}"
+        if untrusted:
+            checks.append(Check("hooks", "codex", WARN, f"{detail}; NOT TRUSTED: {', '.join(untrusted)} "
+                                "(Codex skips them without a word: trust them in Codex's /hooks, "
+                                "or run memsift install codex --trust)"))
+        elif scope == "project" and not project_trusted:
+            checks.append(Check("hooks", "codex", WARN, f"{detail}; the project {root} is not trusted "
+                                "(Codex ignores its .codex/ folder: codex exec --trust, or trust it in the TUI)"))
+        else:
+            checks.append(Check("hooks", "codex", _events_status(events), f"{detail}; trusted"))
+    if not found:
+        checks.append(Check("hooks", "codex", WARN, "not installed (memsift install codex [--project DIR] [--trust])"))
+    return checks
+
+
+def _events_status(events: list[str]) -> str:
+    return OK if all(event in events for event in _ESSENTIAL) else WARN
+
+
+def _missing(events: list[str]) -> str:
+    missing = [event for event in _ESSENTIAL if event not in events]
+    return f" (missing {', '.join(missing)}: memory cannot {'recall' if 'UserPromptSubmit' in missing else 'retain'})" \
+        if missing else ""
+
+
+def _json_hooks(path: Path) -> Mapping[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    hooks = data.get("hooks", {}) if isinstance(data, dict) else {}
+    return hooks if isinstance(hooks, dict) else {}
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, int, int, Mapping[str, Any],
+                                                                  Mapping[str, Any]]]:
+    """(event, group index, handler index, group, handler) of every hook that runs ``memsift hook``."""
+    for event, groups in hooks.items():
+        if event == "state" or not isinstance(groups, list):
+            continue  # Codex's config.toml keeps its trust entries under hooks.state
+        for group_index, group in enumerate(groups):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for handler_index, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                command = handler.get("command") if isinstance(handler, dict) else None
+                if isinstance(command, str) and _MEMSIFT_HOOK.search(command):
+                    yield event, group_index, handler_index, group, handler
+
+
+_NO_MATCHER = frozenset({"UserPromptSubmit", "Stop"})  # Codex ignores their matcher, and so does the hash
+
+
+def codex_trust_hash(event: str, group: Mapping[str, Any], handler: Mapping[str, Any]) -> str:
+    """The ``trusted_hash`` Codex stores under ``[hooks.state]`` when a user trusts a hook.
+
+    Canonical JSON of the event's snake-case name, the group's matcher and the
+    handler as Codex normalizes it (checked on Codex 0.171.0).
+    """
+    import hashlib
+
+    normal: dict[str, Any] = {"type": "command", "command": handler.get("command"),
+                              "timeout": max(1, int(handler.get("timeout", handler.get("timeoutSec", 600)))),
+                              "async": bool(handler.get("async", False))}
+    if handler.get("statusMessage") is not None:
+        normal["statusMessage"] = handler["statusMessage"]
+    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [normal]}
+    if group.get("matcher") is not None and event not in _NO_MATCHER:
+        identity["matcher"] = group["matcher"]
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+# -- the text report ------------------------------------------------------------------
+
+_MARK = {OK: "ok  ", INFO: "··  ", WARN: "warn", FAIL: "FAIL"}
+
+
+def format_report(report: Report) -> str:
+    """The report as a person reads it."""
+    failed = [check for check in report.checks if check.status == FAIL]
+    out = [f"memsift doctor: {'memory works' if report.healthy else f'MEMORY CANNOT WORK ({len(failed)} failed)'}",
+           "", f"configuration (home {report.home})"]
+    width = max((len(s.name) for s in report.settings), default=0)
+    out += [f"  {s.name:<{width}}  {s.value:<28} {s.source}" for s in report.settings]
+    for section in ("configuration", "project", "services", "hooks"):
+        checks = [check for check in report.checks if check.section == section]
+        if checks:
+            out += ["", section] if section != "configuration" else []
+            out += [f"  {_MARK[c.status]}  {c.name:<11} {c.detail}" for c in checks]
+    out += ["", f"last decisions ({len(report.decisions)}, oldest first)"]
+    out += [line for entry in report.decisions for line in _decision_lines(entry)] or ["  none yet"]
+    return "\n".join(out)
+
+
+def _decision_lines(entry: Mapping[str, Any]) -> list[str]:
+    kind = f" {entry['kind']}" if entry.get("kind") else ""
+    added = f", {entry['added']} chars" if entry.get("added") else ""
+    head = (f"  {entry.get('time', '?')}  {entry.get('agent', '?')} {entry.get('event', '?')}"
+            f" ({entry.get('path', '?')}{kind}{added}): {entry.get('stopped_by', '?')}")
+    lines = [head, f"      project {entry.get('project', '?')}"]
+    if entry.get("notice"):
+        lines.append(f"      notice: {entry['notice']}")
+    for step in entry.get("trace", []):
+        score = f" p={step['p']:.2f}" if isinstance(step.get("p"), int | float) else ""
+        why = f" ({step['why']})" if step.get("why") else ""
+        lines.append(f"      {step.get('stage', '?'):<9} {step.get('verdict', '?')}{score}{why} {step.get('ms', 0)} ms")
+    return lines
