@@ -1,0 +1,273 @@
+"""memsift inside the real Claude Code and Codex CLIs, offline, end to end.
+
+For each agent: a temporary HOME (and CODEX_HOME) and MEMSIFT_HOME, a fake
+model server on 127.0.0.1, memsift's hooks written by ``memsift install``,
+one note kept beforehand. Then two sessions of the agent's non-interactive
+mode, as a user would type them:
+
+1. a thank-you (quiet: nothing added, nothing kept);
+2. a question the note answers (its text reaches the model's request);
+3. a choice with its reason (nothing to add; Stop keeps it);
+4. a second session asks about that choice (what Stop kept reaches the model);
+5. an "ok" (quiet again).
+
+The checks read what the agent sent the model, the notes file, Codex's hook
+report on stderr and ``memsift doctor``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import frozen
+from clis import Agents
+from fake_models import FakeModel, Request
+
+from memsift.stages import HEADER
+
+pytestmark = pytest.mark.agents  # `pytest -m "not agents"` skips the real CLIs
+
+SEED = {"user": "the worker OOMs every night, can you fix it?",
+        "assistant": "Capped the worker heap at 1536 MB in deploy/worker.yaml: "
+                     "the nightly export loads every order into memory at once."}
+CHOICE = "Stripe: Mollie webhooks dropped events under load in the Black Friday test, so we chose Stripe over Mollie."
+# (prompt, the model's reply, a new session?, what memory should add: a note's words, or None)
+SCRIPT = [
+    ("thanks, that looks good", "Glad it works.", True, None),
+    ("why does the worker run out of memory at night again?",
+     "The nightly export loads every order into memory at once; the heap is capped at 1536 MB.", False, "1536 MB"),
+    ("Should we use Stripe or Mollie for payments?", CHOICE, False, None),
+    ("why did we pick Stripe over Mollie again?",
+     "Mollie webhooks dropped events under load in the Black Friday test.", True, "Black Friday"),
+    ("ok", "Fine.", False, None),
+]
+QUIET = ("thanks, that looks good", "ok")  # exchanges Stop must not keep
+
+
+@frozen
+class Turn:
+    prompt: str
+    expected: str | None
+    request: Request  # what the agent sent the model for this prompt
+    added: str  # memsift's context in that request, '' when none
+    hooks: tuple[tuple[str, str], ...]  # (event, outcome) of every hook the agent ran, as it reports them
+    output: str  # what the agent printed, for the failure messages
+
+
+@frozen
+class Run:
+    agent: str
+    turns: tuple[Turn, ...]
+    connects: tuple[str, ...]
+    notes: Path
+    env: dict[str, str]
+    seconds: float
+
+
+@pytest.fixture(scope="module", params=["claude-code", "codex"])
+def run(request: pytest.FixtureRequest, agents: Agents, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    agent = request.param
+    root = tmp_path_factory.mktemp(agent)
+    work = root / "shop"
+    work.mkdir()
+    with FakeModel("anthropic" if agent == "claude-code" else "openai") as model:
+        env = _environment(agent, root, model)
+        _memsift(env, "retain", "--project", str(work), stdin=json.dumps(SEED))
+        notes = _notes_file(env, work)
+        assert notes.read_text().count("\n") == 1, "the seed exchange was not kept"
+        install_memsift(agent, env, model)
+        started = time.monotonic()
+        turns, session = [], ""
+        for prompt, reply, new_session, expected in SCRIPT:
+            model.reply = reply
+            before = len(model.turns())
+            session, hooks, output = _ask(agent, agents, env, work, prompt, "" if new_session else session)
+            asked = model.turns()[before:]
+            assert len(asked) == 1, f"{agent} sent {len(asked)} model requests for {prompt!r}:\n{output}"
+            turns.append(Turn(prompt, expected, asked[0], added_context(asked[0], prompt), hooks, output))
+            if reply == CHOICE:  # the next session must find it: wait for the detached retain
+                _wait_for(lambda: "Mollie" in notes.read_text(), f"{agent}'s Stop hook to keep the choice")
+        yield Run(agent, tuple(turns), tuple(model.connects()), notes, env, time.monotonic() - started)
+
+
+# -- the checks -----------------------------------------------------------------------
+
+def test_context_reaches_the_model_exactly_when_a_note_answers(run: Run) -> None:
+    for turn in run.turns:
+        if turn.expected is None:
+            assert turn.added == "", f"{run.agent}: memsift added context to {turn.prompt!r}: {turn.added!r}"
+        else:
+            assert turn.expected in turn.added, (
+                f"{run.agent}: {turn.prompt!r} should have brought the note with {turn.expected!r};"
+                f" the request had {turn.added!r}\n{turn.output}")
+
+
+def test_stop_kept_the_choice_and_no_quiet_exchange(run: Run) -> None:
+    notes = run.notes.read_text()
+    assert CHOICE in notes, f"{run.agent}: the choice was not kept:\n{notes}"
+    quiet = [turn.prompt for turn in run.turns if turn.prompt in QUIET]
+    assert len(quiet) == len(QUIET) and not [p for p in quiet if f"{p} ->" in notes], notes
+
+
+def test_the_agent_reports_every_hook_completed(run: Run) -> None:
+    """Codex says so on stderr, Claude Code in its hook events; Codex fails output it would not take."""
+    for turn in run.turns:
+        events = {event for event, _ in turn.hooks}
+        assert {"UserPromptSubmit", "Stop"} <= events, f"hooks did not run for {turn.prompt!r}:\n{turn.output}"
+        assert all(outcome == "completed" for _, outcome in turn.hooks), (
+            f"{run.agent}, {turn.prompt!r}: {turn.hooks}\n{turn.output}")
+
+
+def test_nothing_left_the_machine(run: Run) -> None:
+    assert run.connects == (), f"{run.agent} tried to reach {run.connects}"
+
+
+# -- driving an agent -----------------------------------------------------------------
+
+def _environment(agent: str, root: Path, model: FakeModel) -> dict[str, str]:
+    """A fresh home for the agent and for memsift; every connection ends at the fake model."""
+    home = root / "home"
+    home.mkdir()
+    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", "SHELL": "/bin/sh", "HOME": str(home),
+           "MEMSIFT_HOME": str(root / "memsift-home"), "TMPDIR": str(root),
+           "HTTPS_PROXY": model.url, "HTTP_PROXY": model.url, "NO_PROXY": "127.0.0.1,localhost"}
+    if agent == "claude-code":
+        env.update(ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="test-key-not-a-secret",
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
+                   DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1")
+    else:
+        codex_home = home / ".codex"
+        codex_home.mkdir()
+        # Plugins, apps and analytics off: each would reach a host of its own at start.
+        (codex_home / "config.toml").write_text(f"""\
+model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake model on 127.0.0.1"
+base_url = "{model.url}/v1"
+env_key = "FAKE_MODEL_KEY"
+wire_api = "responses"
+
+[features]
+plugins = false
+apps = false
+
+[analytics]
+enabled = false
+""")
+        env.update(CODEX_HOME=str(codex_home), FAKE_MODEL_KEY="test-key-not-a-secret")
+    return env
+
+
+def install_memsift(agent: str, env: dict[str, str], model: FakeModel) -> None:
+    """Write memsift's hooks into the agent's settings, as a user would."""
+    repo = Path(__file__).resolve().parents[2]
+    event = {"UserPromptSubmit": "prompt", "Stop": "stop"}
+    short = "claude" if agent == "claude-code" else "codex"
+    hooks = {name: [{"hooks": [{"type": "command", "timeout": 20,
+                                "command": f"{sys.executable} {repo}/adapters/hook.py {short} {verb}"}]}]
+             for name, verb in event.items()}
+    home = Path(env["HOME"])
+    if agent == "claude-code":
+        (home / ".claude").mkdir()
+        (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+        return
+    from memsift.doctor import codex_trust_hash
+
+    path = Path(env["CODEX_HOME"]) / "hooks.json"
+    path.write_text(json.dumps({"hooks": hooks}))
+    with open(Path(env["CODEX_HOME"]) / "config.toml", "a") as config:
+        for name, groups in hooks.items():
+            label = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+            config.write(f'\n[hooks.state."{path}:{label}:0:0"]\n'
+                         f'trusted_hash = "{codex_trust_hash(name, groups[0], groups[0]["hooks"][0])}"\n')
+
+
+def _ask(agent: str, agents: Agents, env: dict[str, str], work: Path, prompt: str,
+         session: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
+    """One prompt in the agent's non-interactive mode: the session, its hooks' outcomes, its output.
+
+    A session id resumes that session.
+    """
+    if agent == "claude-code":
+        command = [str(agents.claude), "-p", prompt, "--output-format", "stream-json", "--verbose",
+                   "--include-hook-events", *(["--resume", session] if session else [])]
+    else:  # not --json: that mode leaves out the "hook: ..." lines
+        command = [str(agents.codex), "exec", "--skip-git-repo-check",
+                   *(["resume", session] if session else []), prompt]
+    # stdin closed: codex exec appends piped input to the prompt
+    done = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, f"{agent} failed on {prompt!r}:\n{done.stdout}\n{done.stderr}"
+    if agent == "claude-code":
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        return events[-1]["session_id"], _claude_hooks(events), done.stdout + done.stderr
+    found = re.search(r"^session id: (\S+)$", done.stderr, flags=re.MULTILINE)
+    assert found, f"codex printed no session id:\n{done.stderr}"
+    return found.group(1), _codex_hooks(done.stderr), done.stderr
+
+
+def _claude_hooks(events: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """From ``--include-hook-events``: a hook completed when it exited 0 and wrote no error."""
+    ended = {e["hook_id"]: e for e in events if e.get("subtype") == "hook_response"}
+    outcomes = []
+    for started in (e for e in events if e.get("subtype") == "hook_started"):
+        end = ended.get(started["hook_id"], {})
+        clean = end.get("outcome") == "success" and end.get("exit_code") == 0 and not end.get("stderr")
+        outcomes.append((started["hook_event"], "completed" if clean else
+                         f"{end.get('outcome')} exit {end.get('exit_code')} {end.get('stderr', '')!r}"))
+    return tuple(outcomes)
+
+
+def _codex_hooks(stderr: str) -> tuple[tuple[str, str], ...]:
+    """From codex exec's ``hook: <Event>`` and ``hook: <Event> Completed|Failed`` lines."""
+    lines = re.findall(r"^hook: (\w+)(?: (\w+))?$", stderr, flags=re.MULTILINE)
+    ended = {event: outcome.lower() for event, outcome in lines if outcome}
+    return tuple((event, ended.get(event, "no outcome")) for event, outcome in lines if not outcome)
+
+
+def added_context(request: Request, prompt: str) -> str:
+    """memsift's context in a model request, for *prompt*: '' when there is none.
+
+    Only the entries from the prompt's own message on count, as a resumed
+    session's request also carries the earlier turns and their context.
+    """
+    body: dict[str, Any] = request.body
+    entries = body.get("messages") or body.get("input") or []
+    mine = max((i for i, entry in enumerate(entries) if prompt in json.dumps(entry)), default=None)
+    assert mine is not None, f"the prompt {prompt!r} is not in the request"
+    said = json.dumps(entries[mine:])
+    start = said.find(json.dumps(HEADER)[1:-1])
+    return "" if start < 0 else said[start:start + 600]
+
+
+def _memsift(env: dict[str, str], *args: str, stdin: str = "") -> str:
+    done = subprocess.run([sys.executable, "-m", "memsift", *args], env=env, input=stdin,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _notes_file(env: dict[str, str], work: Path) -> Path:
+    from memsift.config import load_config
+
+    return load_config(env).project_dir(work) / "notes.md"
+
+
+def _wait_for(condition: Any, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:g} s for {what}")
+        time.sleep(0.1)
