@@ -1,0 +1,214 @@
+"""``memsift doctor``: memsift/doctor.py, on real homes, files and a real HTTP server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from memsift.config import load_config
+from memsift.decisions import DecisionLog
+from memsift.doctor import FAIL, OK, WARN, Report, diagnose, format_report
+from memsift.health import Health
+from memsift.pipeline import recall
+from memsift.services import open_services
+from memsift.types import Message
+
+
+@pytest.fixture
+def env(tmp_path: Path, memsift_home: Path) -> dict[str, str]:
+    """A fresh memsift home and a fresh HOME (for the agents' settings)."""
+    home = tmp_path / "user"
+    home.mkdir()
+    return {"MEMSIFT_HOME": str(memsift_home), "HOME": str(home)}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    return folder
+
+
+def checks(report: Report, section: str, name: str | None = None) -> list[tuple[str, str]]:
+    return [(c.status, c.detail) for c in report.checks if c.section == section and name in (None, c.name)]
+
+
+def test_a_fresh_home_works_offline_and_says_the_hooks_are_missing(env: dict[str, str], project: Path) -> None:
+    report = diagnose(project, environ=env)
+    assert report.healthy
+    assert {s.source for s in report.settings} == {"default", "environment"}  # home from MEMSIFT_HOME
+    assert [status for status, _ in checks(report, "services")] == [OK, OK]  # decider, store
+    assert checks(report, "project", "root") == [(OK, str(project))]
+    [(status, notes)] = checks(report, "project", "notes")
+    assert status == OK and str(load_config(env).project_dir(project) / "notes.md") in notes
+    assert [status for status, _ in checks(report, "hooks")] == [WARN, WARN]
+    assert "memsift install claude-code" in format_report(report)
+
+
+def test_each_setting_says_where_it_came_from_and_secrets_stay_hidden(
+        env: dict[str, str], project: Path, memsift_home: Path) -> None:
+    (memsift_home / "config.toml").write_text('dataset = "shop"\nmax_items = 2\n')
+    env.update(MEMSIFT_MAX_ITEMS="3", MEMSIFT_DECIDER_API_KEY="sk-not-shown-anywhere")
+
+    report = diagnose(project, environ=env)
+
+    sources = {s.name: (s.value, s.source) for s in report.settings}
+    assert sources["dataset"] == ("shop", "config.toml")
+    assert sources["max_items"] == ("3", "environment")  # the environment wins over the file
+    assert sources["store"] == ("embedded", "default")
+    assert sources["decider_api_key"] == ("(set)", "environment")
+    assert "sk-not-shown-anywhere" not in report.as_json() + format_report(report)
+
+
+def test_a_configuration_error_fails_and_exits_non_zero(env: dict[str, str], project: Path,
+                                                        memsift_home: Path) -> None:
+    (memsift_home / "config.toml").write_text("max_itemz = 2\n")
+
+    report = diagnose(project, environ=env)
+    assert not report.healthy
+    [(status, detail)] = checks(report, "configuration")
+    assert status == FAIL and "max_itemz" in detail
+
+    done = _doctor_command(env, project, "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["healthy"] is False
+
+
+def test_the_command_exits_zero_when_memory_works(env: dict[str, str], project: Path) -> None:
+    done = _doctor_command(env, project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("memsift doctor: memory works")
+
+
+def test_a_damaged_store_or_breaker_file_fails(env: dict[str, str], project: Path, memsift_home: Path) -> None:
+    store = load_config(env).project_dir(project) / "store.sqlite"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"this is not a database, it only has the name of one" * 100)
+    (memsift_home / "health.json").write_text('{"Cognee at http://127.0.0.1:8000": {"open": tr')
+
+    report = diagnose(project, environ=env)
+
+    assert not report.healthy
+    assert [status for status, _ in checks(report, "services", "store")] == [FAIL]
+    assert [status for status, _ in checks(report, "services", "breakers")] == [FAIL]
+
+
+def test_notes_and_store_are_counted(env: dict[str, str], project: Path) -> None:
+    from memsift.pipeline import retain
+    from memsift.types import Exchange
+
+    services = open_services(load_config(env), project)
+    retain(Exchange("Should we use Stripe or Mollie?", "Stripe: Mollie webhooks dropped events under load, "
+                    "so we chose Stripe over Mollie."), services)
+
+    report = diagnose(project, environ=env)
+
+    assert "(1 notes)" in checks(report, "project", "notes")[0][1]
+    assert "(1 passages)" in checks(report, "services", "store")[0][1]
+
+
+class CogneeHealth:
+    """Cognee's ``GET /health`` on 127.0.0.1: 200 ``{"status": "ready", ...}`` or 503 when not ready."""
+
+    def __init__(self, ready: bool) -> None:
+        self.ready = ready
+        self.asked = 0
+
+    def __enter__(self) -> str:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                outer.asked += 1
+                ok = self.path == "/health" and outer.ready
+                body = json.dumps({"status": "ready", "health": "healthy", "version": "1.6.5"} if ok
+                                  else {"status": "not ready"}).encode()
+                self.send_response(200 if ok else 503)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def cognee_ready() -> Iterator[tuple[CogneeHealth, str]]:
+    server = CogneeHealth(ready=True)
+    with server as url:
+        yield server, url
+
+
+def test_a_cognee_store_that_answers_health_is_ok(env: dict[str, str], project: Path, cognee_ready) -> None:
+    server, url = cognee_ready
+    env.update(MEMSIFT_STORE="cognee", MEMSIFT_COGNEE_URL=url)
+    report = diagnose(project, environ=env)
+    assert report.healthy and server.asked == 1
+    assert checks(report, "services", "store") == [(OK, f"Cognee at {url}: /health answered 200")]
+
+
+def test_a_cognee_store_not_ready_or_not_there_fails(env: dict[str, str], project: Path) -> None:
+    with CogneeHealth(ready=False) as url:
+        env.update(MEMSIFT_STORE="cognee", MEMSIFT_COGNEE_URL=url)
+        report = diagnose(project, environ=env)
+    [(status, detail)] = checks(report, "services", "store")
+    assert status == FAIL and "answered 503" in detail and not report.healthy
+
+    # The server is gone: nothing listens on its port now.
+    report = diagnose(project, environ=env, probe_timeout=0.5)
+    [(status, detail)] = checks(report, "services", "store")
+    assert status == FAIL and "did not answer" in detail
+    assert _doctor_command(env, project).returncode == 1
+
+
+def test_an_open_breaker_pauses_memory(env: dict[str, str], project: Path, memsift_home: Path,
+                                       cognee_ready) -> None:
+    _, url = cognee_ready
+    env.update(MEMSIFT_STORE="cognee", MEMSIFT_COGNEE_URL=url)
+    Health(memsift_home).failed(f"Cognee at {url}", "ConnectError: connection refused")
+
+    report = diagnose(project, environ=env)
+
+    # It answers again: the next call after the cool-down closes the breaker, so a warning.
+    [(status, detail)] = checks(report, "services", "breaker")
+    assert status == WARN and "open since" in detail and "connection refused" in detail
+    assert report.healthy
+    Health(memsift_home).failed("decider at api.example.com", "timed out")
+    assert not diagnose(project, environ=env).healthy  # a paused decider has no probe to vouch for it
+
+
+def test_the_last_decisions_are_shown_with_their_traces(env: dict[str, str], project: Path,
+                                                        memsift_home: Path) -> None:
+    services = open_services(load_config(env), project)
+    log = DecisionLog(memsift_home)
+    for text in ("thanks", "ok", "why did we pick Stripe?"):
+        log.record("claude-code", "UserPromptSubmit", str(project), recall(Message(text), services))
+
+    report = diagnose(project, environ=env, last=2)
+
+    assert len(report.decisions) == 2
+    text = format_report(report)
+    assert "last decisions (2, oldest first)" in text
+    assert "claude-code UserPromptSubmit (recall" in text and "      classify " in text
+    assert json.loads(report.as_json())["decisions"][-1]["path"] == "recall"
+
+
+def _doctor_command(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memsift", "doctor", "--project", str(project), *args],
+                          env={**env, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
