@@ -108,6 +108,7 @@ def decision(agent: str, event: str, project: str, result: Recall | Retained,
      'project': '/src/shop', 'path': 'recall', 'stopped_by': 'render: added 1 items',
      'kind': 'past_choice', 'added': 182, 'trace': [{'stage': 'redact', 'verdict': 'clean', 'ms': 0.08}, ...]}
     """
+    kind: str | None
     if isinstance(result, Retained):
         path, kind = "retain", result.category
         added = sum(len(line) for line in result.lines) if result.keep else 0
@@ -116,7 +117,7 @@ def decision(agent: str, event: str, project: str, result: Recall | Retained,
     line: dict[str, Any] = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "agent": agent, "event": event,
         "project": project, "session": session, "path": path, "stopped_by": result.stopped_by,
-        "kind": None if kind is None else str(kind), "added": added, "notice": result.notice,
+        "kind": kind, "added": added, "notice": result.notice,
         "trace": [_step(step.stage, step.verdict, step.elapsed, step.score, step.why)
                   for step in result.trace],
     }

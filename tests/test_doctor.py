@@ -128,7 +128,7 @@ class CogneeHealth:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 outer.asked += 1
                 ok = self.path == "/health" and outer.ready
                 body = json.dumps({"status": "ready", "health": "healthy", "version": "1.6.5"} if ok

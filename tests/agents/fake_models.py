@@ -86,11 +86,11 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:
             pass  # the test reads model.requests instead
 
-        def do_CONNECT(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_CONNECT(self) -> None:
             model.requests.append(Request("CONNECT", self.path))
             self._send(403, b"", "text/plain")
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             model.requests.append(Request("GET", self.path))
             if self.path.split("?")[0].endswith("/models"):
                 self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}],
@@ -98,7 +98,7 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             else:
                 self._json(404, {"error": {"type": "not_found_error", "message": self.path}})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             try:
                 body = json.loads(raw) if raw else None
