@@ -33,6 +33,7 @@ from attrs import asdict, frozen
 from .config import Config, default_home, load_config, setting_sources
 from .decisions import DecisionLog
 from .errors import MemsiftError
+from .install import trust_entries
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SECRETS = frozenset({"cognee_api_key", "cognee_password", "decider_api_key"})
@@ -77,9 +78,11 @@ class Report:
 def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str] | None = None,
              last: int = 5, probe_timeout: float = 2.0) -> Report:
     """Everything ``memsift doctor`` prints, for the project at *project*."""
+    from .project import project_root
+
     environ = os.environ if environ is None else environ
     home = default_home(environ)
-    root = Path(project).resolve()
+    root = project_root(project)
     checks: list[Check] = []
     settings: tuple[Setting, ...] = ()
     try:
@@ -280,27 +283,36 @@ def _codex_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
         except (OSError, ValueError) as exc:
             checks.append(Check("hooks", "codex", WARN, f"{scope} {path} cannot be read: {exc}"))
             continue
-        handlers = list(_memsift_handlers(hooks))
-        if not handlers:
+        check = _codex_file_check(f"{scope} {path}", path, hooks, trusted)
+        if check is None:
             continue
         found = True
-        events = sorted({event for event, *_ in handlers})
-        untrusted = sorted({event for event, group_index, handler_index, group, handler in handlers
-                            if trusted.get(f"{path}:{_snake(event)}:{group_index}:{handler_index}")
-                            != codex_trust_hash(event, group, handler)})
-        detail = f"{scope} {path}: {', '.join(events)}{_missing(events)}"
-        if untrusted:
-            checks.append(Check("hooks", "codex", WARN, f"{detail}; NOT TRUSTED: {', '.join(untrusted)} "
-                                "(Codex skips them without a word: trust them in Codex's /hooks, "
-                                "or run memsift install codex --trust)"))
-        elif scope == "project" and not project_trusted:
-            checks.append(Check("hooks", "codex", WARN, f"{detail}; the project {root} is not trusted "
-                                "(Codex ignores its .codex/ folder: codex exec --trust, or trust it in the TUI)"))
-        else:
-            checks.append(Check("hooks", "codex", _events_status(events), f"{detail}; trusted"))
+        if check.status == OK and scope == "project" and not project_trusted:
+            check = Check("hooks", "codex", WARN, f"{check.detail}; but the project {root} is not trusted "
+                          "(Codex ignores its .codex/ folder: codex exec --trust, or trust it in the TUI)")
+        checks.append(check)
     if not found:
         checks.append(Check("hooks", "codex", WARN, "not installed (memsift install codex [--project DIR] [--trust])"))
     return checks
+
+
+def _codex_file_check(where: str, path: Path, hooks: Mapping[str, Any],
+                      trusted: Mapping[str, object]) -> Check | None:
+    """memsift's hooks in one Codex file, and whether each is trusted; None when it has none."""
+    events = sorted({event for event, _ in _memsift_handlers(hooks)})
+    if not events:
+        return None
+    untrusted = []
+    for event in events:
+        # The trusted hash of each memsift handler, as Codex computes it; none for a command install does not write.
+        wanted = trust_entries(path, {"hooks": {event: hooks[event]}})
+        if not wanted or any(trusted.get(key) != digest for key, digest in wanted.items()):
+            untrusted.append(event)
+    detail = f"{where}: {', '.join(events)}{_missing(events)}"
+    if untrusted:
+        return Check("hooks", "codex", WARN, f"{detail}; NOT TRUSTED: {', '.join(untrusted)} (Codex skips "
+                     "them without a word: trust them in Codex's /hooks, or run memsift install codex --trust)")
+    return Check("hooks", "codex", _events_status(events), f"{detail}; trusted")
 
 
 def _events_status(events: list[str]) -> str:
@@ -325,45 +337,17 @@ def _toml(path: Path) -> dict[str, Any]:
     return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
-def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, int, int, Mapping[str, Any],
-                                                                  Mapping[str, Any]]]:
-    """(event, group index, handler index, group, handler) of every hook that runs ``memsift hook``."""
+def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(event, handler) of every hook that runs ``memsift hook``."""
     for event, groups in hooks.items():
         if event == "state" or not isinstance(groups, list):
             continue  # Codex's config.toml keeps its trust entries under hooks.state
-        for group_index, group in enumerate(groups):
+        for group in groups:
             handlers = group.get("hooks") if isinstance(group, dict) else None
-            for handler_index, handler in enumerate(handlers if isinstance(handlers, list) else []):
+            for handler in handlers if isinstance(handlers, list) else []:
                 command = handler.get("command") if isinstance(handler, dict) else None
                 if isinstance(command, str) and _MEMSIFT_HOOK.search(command):
-                    yield event, group_index, handler_index, group, handler
-
-
-_NO_MATCHER = frozenset({"UserPromptSubmit", "Stop"})  # Codex ignores their matcher, and so does the hash
-
-
-def codex_trust_hash(event: str, group: Mapping[str, Any], handler: Mapping[str, Any]) -> str:
-    """The ``trusted_hash`` Codex stores under ``[hooks.state]`` when a user trusts a hook.
-
-    Canonical JSON of the event's snake-case name, the group's matcher and the
-    handler as Codex normalizes it (checked on Codex 0.171.0).
-    """
-    import hashlib
-
-    normal: dict[str, Any] = {"type": "command", "command": handler.get("command"),
-                              "timeout": max(1, int(handler.get("timeout", handler.get("timeoutSec", 600)))),
-                              "async": bool(handler.get("async", False))}
-    if handler.get("statusMessage") is not None:
-        normal["statusMessage"] = handler["statusMessage"]
-    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [normal]}
-    if group.get("matcher") is not None and event not in _NO_MATCHER:
-        identity["matcher"] = group["matcher"]
-    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _snake(event: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+                    yield event, handler
 
 
 # -- the text report ------------------------------------------------------------------

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from memsift.services import Services
+    from memsift.types import Recall, Retained
 
 LOG = "hooks.log"  # in memsift's home: the detached work's one-line errors
 
@@ -79,9 +80,11 @@ def prompt(agent: Agent, payload: Payload) -> None:
         turns.pop()  # the agent already wrote this very prompt down
     message = Message(text, tuple(Turn(role, said) for role, said in turns[-RECENT_TURNS:]),
                       _optional(payload, "session_id"))
+    services = _services(agent, payload, with_loaded_files=True)
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
-        result = recall(message, _services(agent, payload, with_loaded_files=True))
+        result = recall(message, services)
     _say("UserPromptSubmit", result.text, result.notice)
+    _decided(agent, "UserPromptSubmit", payload, services, result)
 
 
 def stop(agent: Agent, payload: Payload) -> None:
@@ -110,7 +113,8 @@ def stop(agent: Agent, payload: Payload) -> None:
     from memsift.types import Exchange
 
     services = _services(agent, payload)
-    retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
+    result = retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
+    _decided(agent, "Stop", payload, services, result)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
         from memsift.model_reviser import revise_when_due
 
@@ -174,6 +178,15 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
     if with_loaded_files:  # paths only: the files are read if recall is about to add something
         services = evolve(services, loaded_files=agent.loaded_files(payload, root))
     return services
+
+
+def _decided(agent: Agent, event: str, payload: Payload, services: Services, result: Recall | Retained) -> None:
+    """One line in the decision log, which ``memsift doctor`` shows; it never fails the hook."""
+    from memsift.decisions import DecisionLog
+    from memsift.project import project_root
+
+    DecisionLog(services.config.home).record(agent.name, event, str(project_root(_required(payload, "cwd"))),
+                                             result, session=_optional(payload, "session_id"))
 
 
 def _say(event: str, context: str, notice: str | None) -> None:

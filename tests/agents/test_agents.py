@@ -32,6 +32,7 @@ from attrs import frozen
 from clis import Agents
 from fake_models import FakeModel, Request
 
+from memsift.decisions import DecisionLog
 from memsift.stages import HEADER
 
 pytestmark = pytest.mark.agents  # `pytest -m "not agents"` skips the real CLIs
@@ -69,6 +70,7 @@ class Run:
     turns: tuple[Turn, ...]
     connects: tuple[str, ...]
     notes: Path
+    work: Path
     env: dict[str, str]
     seconds: float
 
@@ -84,7 +86,7 @@ def run(request: pytest.FixtureRequest, agents: Agents, tmp_path_factory: pytest
         _memsift(env, "retain", "--project", str(work), stdin=json.dumps(SEED))
         notes = _notes_file(env, work)
         assert notes.read_text().count("\n") == 1, "the seed exchange was not kept"
-        install_memsift(agent, env, model)
+        install_memsift(agent, env)
         started = time.monotonic()
         turns, session = [], ""
         for prompt, reply, new_session, expected in SCRIPT:
@@ -94,9 +96,9 @@ def run(request: pytest.FixtureRequest, agents: Agents, tmp_path_factory: pytest
             asked = model.turns()[before:]
             assert len(asked) == 1, f"{agent} sent {len(asked)} model requests for {prompt!r}:\n{output}"
             turns.append(Turn(prompt, expected, asked[0], added_context(asked[0], prompt), hooks, output))
-            if reply == CHOICE:  # the next session must find it: wait for the detached retain
-                _wait_for(lambda: "Mollie" in notes.read_text(), f"{agent}'s Stop hook to keep the choice")
-        yield Run(agent, tuple(turns), tuple(model.connects()), notes, env, time.monotonic() - started)
+            # Stop retains in a detached process: wait for its line in the decision log.
+            _wait_for(lambda: _decisions(env, "Stop") == len(turns), f"{agent}'s Stop hook after {prompt!r}")
+        yield Run(agent, tuple(turns), tuple(model.connects()), notes, work, env, time.monotonic() - started)
 
 
 # -- the checks -----------------------------------------------------------------------
@@ -119,12 +121,30 @@ def test_stop_kept_the_choice_and_no_quiet_exchange(run: Run) -> None:
 
 
 def test_the_agent_reports_every_hook_completed(run: Run) -> None:
-    """Codex says so on stderr, Claude Code in its hook events; Codex fails output it would not take."""
+    """Codex says so on stderr, Claude Code in its hook events; Codex fails output it would not take.
+
+    Neither reports SessionEnd, which runs as the agent exits.
+    """
     for turn in run.turns:
         events = {event for event, _ in turn.hooks}
-        assert {"UserPromptSubmit", "Stop"} <= events, f"hooks did not run for {turn.prompt!r}:\n{turn.output}"
+        assert {"SessionStart", "UserPromptSubmit", "Stop"} <= events, (
+            f"hooks did not run for {turn.prompt!r}:\n{turn.output}")
         assert all(outcome == "completed" for _, outcome in turn.hooks), (
             f"{run.agent}, {turn.prompt!r}: {turn.hooks}\n{turn.output}")
+
+
+def test_doctor_sees_the_hooks_and_every_decision(run: Run) -> None:
+    report = json.loads(_memsift(run.env, "doctor", "--json", "--last", "50", "--project", str(run.work)))
+    assert report["healthy"], report["checks"]
+    [hooks] = [c for c in report["checks"] if c["section"] == "hooks" and c["name"] == run.agent]
+    assert hooks["status"] == "ok", hooks
+    assert "UserPromptSubmit" in hooks["detail"] and "Stop" in hooks["detail"]
+    if run.agent == "codex":
+        assert hooks["detail"].endswith("trusted")  # and Codex ran them: the same hashes
+    decided = [(d["agent"], d["event"], d["path"]) for d in report["decisions"]]
+    assert decided == [(run.agent, "UserPromptSubmit", "recall"), (run.agent, "Stop", "retain")] * len(SCRIPT)
+    added = [d["added"] for d in report["decisions"] if d["path"] == "recall"]
+    assert [bool(n) for n in added] == [turn.expected is not None for turn in run.turns]
 
 
 def test_nothing_left_the_machine(run: Run) -> None:
@@ -170,28 +190,9 @@ enabled = false
     return env
 
 
-def install_memsift(agent: str, env: dict[str, str], model: FakeModel) -> None:
-    """Write memsift's hooks into the agent's settings, as a user would."""
-    repo = Path(__file__).resolve().parents[2]
-    event = {"UserPromptSubmit": "prompt", "Stop": "stop"}
-    short = "claude" if agent == "claude-code" else "codex"
-    hooks = {name: [{"hooks": [{"type": "command", "timeout": 20,
-                                "command": f"{sys.executable} {repo}/adapters/hook.py {short} {verb}"}]}]
-             for name, verb in event.items()}
-    home = Path(env["HOME"])
-    if agent == "claude-code":
-        (home / ".claude").mkdir()
-        (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-        return
-    from memsift.doctor import codex_trust_hash
-
-    path = Path(env["CODEX_HOME"]) / "hooks.json"
-    path.write_text(json.dumps({"hooks": hooks}))
-    with open(Path(env["CODEX_HOME"]) / "config.toml", "a") as config:
-        for name, groups in hooks.items():
-            label = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-            config.write(f'\n[hooks.state."{path}:{label}:0:0"]\n'
-                         f'trusted_hash = "{codex_trust_hash(name, groups[0], groups[0]["hooks"][0])}"\n')
+def install_memsift(agent: str, env: dict[str, str]) -> str:
+    """memsift's hooks in the agent's user settings, written as a user would: ``memsift install``."""
+    return _memsift(env, "install", agent, *(["--trust"] if agent == "codex" else []))
 
 
 def _ask(agent: str, agents: Agents, env: dict[str, str], work: Path, prompt: str,
@@ -257,6 +258,10 @@ def _memsift(env: dict[str, str], *args: str, stdin: str = "") -> str:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def _decisions(env: dict[str, str], event: str) -> int:
+    return sum(line["event"] == event for line in DecisionLog(Path(env["MEMSIFT_HOME"])).last(1000))
 
 
 def _notes_file(env: dict[str, str], work: Path) -> Path:
