@@ -212,3 +212,64 @@ def test_the_last_decisions_are_shown_with_their_traces(env: dict[str, str], pro
 def _doctor_command(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memsift", "doctor", "--project", str(project), *args],
                           env={**env, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+
+
+# -- hooks, written by the real `memsift install` ---------------------------------------
+
+def _install(env: dict[str, str], *args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "memsift", "install", *args], env={**env, "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_installed_hooks_are_found_and_codex_trust_is_checked(env: dict[str, str], project: Path) -> None:
+    _install(env, "claude-code")
+    _install(env, "codex", "--trust")
+
+    report = diagnose(project, environ=env)
+
+    [(status, claude)] = checks(report, "hooks", "claude-code")
+    assert status == OK and claude.startswith(f"user settings {env['HOME']}/.claude/settings.json")
+    assert "SessionEnd, SessionStart, Stop, UserPromptSubmit" in claude
+    [(status, codex)] = checks(report, "hooks", "codex")
+    assert status == OK and codex.endswith("; trusted") and f"{env['HOME']}/.codex/hooks.json" in codex
+
+
+def test_untrusted_or_edited_codex_hooks_are_flagged(env: dict[str, str], project: Path) -> None:
+    _install(env, "codex")
+    [(status, detail)] = checks(diagnose(project, environ=env), "hooks", "codex")
+    assert status == WARN and "NOT TRUSTED: SessionEnd, SessionStart, Stop, UserPromptSubmit" in detail
+
+    _install(env, "codex", "--trust")
+    hooks_file = Path(env["HOME"]) / ".codex" / "hooks.json"
+    settings = json.loads(hooks_file.read_text())
+    settings["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 30  # Codex wants any edit trusted again
+    hooks_file.write_text(json.dumps(settings))
+    [(status, detail)] = checks(diagnose(project, environ=env), "hooks", "codex")
+    assert status == WARN and detail.endswith("NOT TRUSTED: Stop (Codex skips them without a word: trust them "
+                                              "in Codex's /hooks, or run memsift install codex --trust)")
+
+
+def test_a_project_s_codex_hooks_also_need_the_project_trusted(env: dict[str, str], project: Path) -> None:
+    _install(env, "codex", "--project", str(project), "--trust")
+    [(status, detail)] = checks(diagnose(project, environ=env), "hooks", "codex")
+    assert status == WARN and "the project" in detail and "is not trusted" in detail
+
+    with open(Path(env["HOME"]) / ".codex" / "config.toml", "a") as config:
+        config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+    [(status, detail)] = checks(diagnose(project, environ=env), "hooks", "codex")
+    assert status == OK and detail.startswith(f"project {project}/.codex/hooks.json")
+
+
+def test_only_hooks_that_run_memsift_hook_count(env: dict[str, str], project: Path) -> None:
+    settings = project / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo memsift hooked"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "/opt/venv/bin/python -m memsift hook claude-code Stop"}]}],
+    }}))
+
+    [(status, detail)] = checks(diagnose(project, environ=env), "hooks", "claude-code")
+
+    assert status == WARN  # Stop alone: memory keeps, but never recalls
+    assert detail == (f"project, local settings {settings}: Stop (missing UserPromptSubmit: memory cannot recall)")
