@@ -101,8 +101,8 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
 def _settings(config: Config, sources: Mapping[str, str]) -> tuple[Setting, ...]:
     shown = []
     for name, value in asdict(config).items():
-        if name in SECRETS and value is not None:
-            value = "(set)"  # never print a key or a password
+        if name in SECRETS:
+            value = "(not set)" if value is None else "(set)"  # never print a key or a password
         shown.append(Setting(name, str(value), sources[name]))
     return tuple(shown)
 
@@ -353,6 +353,7 @@ def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[s
 # -- the text report ------------------------------------------------------------------
 
 _MARK = {OK: "ok  ", INFO: "··  ", WARN: "warn", FAIL: "FAIL"}
+_ALWAYS = ("home", "store", "decider")
 
 
 def format_report(report: Report) -> str:
@@ -360,8 +361,14 @@ def format_report(report: Report) -> str:
     failed = [check for check in report.checks if check.status == FAIL]
     out = [f"memsift doctor: {'memory works' if report.healthy else f'MEMORY CANNOT WORK ({len(failed)} failed)'}",
            "", f"configuration (home {report.home})"]
-    width = max((len(s.name) for s in report.settings), default=0)
-    out += [f"  {s.name:<{width}}  {s.value:<28} {s.source}" for s in report.settings]
+    # The services always, other settings when something changed them: --json has every one.
+    services = {s.value for s in report.settings if s.name in ("store", "decider")}
+    shown = [s for s in report.settings if s.source != "default" or s.name in _ALWAYS
+             or (s.name == "cognee_url" and "cognee" in services) or (s.name == "decider_url" and "systemone" in services)]
+    width = max((len(s.name) for s in shown), default=0)
+    out += [f"  {s.name:<{width}}  {s.value:<28} {s.source}" for s in shown]
+    if len(report.settings) > len(shown):
+        out.append(f"  ({len(report.settings) - len(shown)} more at their defaults: memsift doctor --json lists them)")
     for section in ("configuration", "project", "services", "hooks"):
         checks = [check for check in report.checks if check.section == section]
         if checks:
