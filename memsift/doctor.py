@@ -243,17 +243,23 @@ def _claude_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
     checks, found = [], False
     for scope, path in files:
         try:
-            hooks = _json_hooks(path)
+            settings = _json_object(path)
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:
             checks.append(Check("hooks", "claude-code", WARN, f"{scope} settings {path} cannot be read: {exc}"))
             continue
-        events = sorted({event for event, *_ in _memsift_handlers(hooks)})
-        found = found or bool(events)
+        events = sorted({event for event, _ in _memsift_handlers(_hooks_of(settings))})
         if events:
             checks.append(Check("hooks", "claude-code", _events_status(events),
                                 f"{scope} settings {path}: {', '.join(events)}{_missing(events)}"))
+        plugins = settings.get("enabledPlugins")
+        # The plugin brings the hooks itself: enabling it is installing them.
+        enabled = [name for name, on in plugins.items() if name.startswith("memsift@") and on] \
+            if isinstance(plugins, dict) else []
+        if enabled:
+            checks.append(Check("hooks", "claude-code", OK, f"{scope} settings {path}: plugin {enabled[0]} enabled"))
+        found = found or bool(events) or bool(enabled)
     if not found:
         checks.append(Check("hooks", "claude-code", WARN,
                             "not installed (memsift install claude-code [--project DIR])"))
@@ -277,7 +283,7 @@ def _codex_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
     checks, found = [], False
     for scope, path in sources:
         try:
-            hooks = _toml(path).get("hooks", {}) if path.suffix == ".toml" else _json_hooks(path)
+            hooks = _hooks_of(_toml(path) if path.suffix == ".toml" else _json_object(path))
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:
@@ -325,9 +331,13 @@ def _missing(events: list[str]) -> str:
         if missing else ""
 
 
-def _json_hooks(path: Path) -> Mapping[str, Any]:
+def _json_object(path: Path) -> Mapping[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    hooks = data.get("hooks", {}) if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _hooks_of(settings: Mapping[str, Any]) -> Mapping[str, Any]:
+    hooks = settings.get("hooks", {})
     return hooks if isinstance(hooks, dict) else {}
 
 
@@ -354,6 +364,7 @@ def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[s
 
 _MARK = {OK: "ok  ", INFO: "··  ", WARN: "warn", FAIL: "FAIL"}
 _ALWAYS = ("home", "store", "decider")
+_URLS = {"cognee": "cognee_url", "systemone": "decider_url"}  # shown when that service is configured
 
 
 def format_report(report: Report) -> str:
@@ -363,8 +374,8 @@ def format_report(report: Report) -> str:
            "", f"configuration (home {report.home})"]
     # The services always, other settings when something changed them: --json has every one.
     services = {s.value for s in report.settings if s.name in ("store", "decider")}
-    shown = [s for s in report.settings if s.source != "default" or s.name in _ALWAYS
-             or (s.name == "cognee_url" and "cognee" in services) or (s.name == "decider_url" and "systemone" in services)]
+    always = {*_ALWAYS, *(url for service, url in _URLS.items() if service in services)}
+    shown = [s for s in report.settings if s.source != "default" or s.name in always]
     width = max((len(s.name) for s in shown), default=0)
     out += [f"  {s.name:<{width}}  {s.value:<28} {s.source}" for s in shown]
     if len(report.settings) > len(shown):

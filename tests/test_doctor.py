@@ -273,3 +273,15 @@ def test_only_hooks_that_run_memsift_hook_count(env: dict[str, str], project: Pa
 
     assert status == WARN  # Stop alone: memory keeps, but never recalls
     assert detail == (f"project, local settings {settings}: Stop (missing UserPromptSubmit: memory cannot recall)")
+
+
+def test_the_claude_code_plugin_counts_when_enabled(env: dict[str, str], project: Path) -> None:
+    settings = Path(env["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"enabledPlugins": {"memsift@memsift": True, "other@market": True}}))
+    assert checks(diagnose(project, environ=env), "hooks", "claude-code") == [
+        (OK, f"user settings {settings}: plugin memsift@memsift enabled")]
+
+    settings.write_text(json.dumps({"enabledPlugins": {"memsift@memsift": False}}))
+    [(status, _)] = checks(diagnose(project, environ=env), "hooks", "claude-code")
+    assert status == WARN
