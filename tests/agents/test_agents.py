@@ -40,13 +40,14 @@ pytestmark = pytest.mark.agents  # `pytest -m "not agents"` skips the real CLIs
 SEED = {"user": "the worker OOMs every night, can you fix it?",
         "assistant": "Capped the worker heap at 1536 MB in deploy/worker.yaml: "
                      "the nightly export loads every order into memory at once."}
+CHOICE_PROMPT = "Should we use Stripe or Mollie for payments?"
 CHOICE = "Stripe: Mollie webhooks dropped events under load in the Black Friday test, so we chose Stripe over Mollie."
 # (prompt, the model's reply, a new session?, what memory should add: a note's words, or None)
 SCRIPT = [
     ("thanks, that looks good", "Glad it works.", True, None),
     ("why does the worker run out of memory at night again?",
      "The nightly export loads every order into memory at once; the heap is capped at 1536 MB.", False, "1536 MB"),
-    ("Should we use Stripe or Mollie for payments?", CHOICE, False, None),
+    (CHOICE_PROMPT, CHOICE, False, None),
     ("why did we pick Stripe over Mollie again?",
      "Mollie webhooks dropped events under load in the Black Friday test.", True, "Black Friday"),
     ("ok", "Fine.", False, None),
@@ -114,10 +115,13 @@ def test_context_reaches_the_model_exactly_when_a_note_answers(run: Run) -> None
 
 
 def test_stop_kept_the_choice_and_no_quiet_exchange(run: Run) -> None:
+    # One retain per prompt, in order: the fixture waited for each before the next prompt.
+    retains = [line for line in DecisionLog(Path(run.env["MEMSIFT_HOME"])).last(1000) if line["event"] == "Stop"]
+    kept = {turn.prompt: line["added"] > 0 for turn, line in zip(run.turns, retains, strict=True)}
     notes = run.notes.read_text()
-    assert CHOICE in notes, f"{run.agent}: the choice was not kept:\n{notes}"
-    quiet = [turn.prompt for turn in run.turns if turn.prompt in QUIET]
-    assert len(quiet) == len(QUIET) and not [p for p in quiet if f"{p} ->" in notes], notes
+    assert kept[CHOICE_PROMPT] and "we chose Stripe over Mollie" in notes, f"{run.agent}: {kept}\n{notes}"
+    assert not [prompt for prompt in QUIET if kept[prompt]], f"{run.agent}: {kept}\n{notes}"
+    assert "Glad it works" not in notes and "Fine." not in notes, notes
 
 
 def test_the_agent_reports_every_hook_completed(run: Run) -> None:
