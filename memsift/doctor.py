@@ -232,8 +232,28 @@ def _clock(stamp: object) -> str:
 
 # -- the hooks ------------------------------------------------------------------------
 
+HOOK_ERRORS = "hooks.log"  # in memsift's home: where the hooks' detached work (Stop, SessionEnd) says what failed
+
+
 def _hook_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
-    return _claude_checks(environ, root) + _codex_checks(environ, root)
+    return _claude_checks(environ, root) + _codex_checks(environ, root) + _hook_errors(default_home(environ))
+
+
+def _hook_errors(home: Path, shown: int = 3) -> list[Check]:
+    """The last lines the detached hooks wrote: the agent had stopped listening, so nobody saw them."""
+    path = home / HOOK_ERRORS
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-shown:]
+        written = path.stat().st_mtime
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        return [Check("hooks", "errors", WARN, f"{path} cannot be read: {exc}")]
+    if not lines:
+        return []
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(written))
+    return [Check("hooks", "errors", INFO,
+                  f"{path}, last written {when}:" + "".join(f"\n              {line}" for line in lines))]
 
 
 def _claude_checks(environ: Mapping[str, str], root: Path) -> list[Check]:

@@ -285,3 +285,17 @@ def test_the_claude_code_plugin_counts_when_enabled(env: dict[str, str], project
     settings.write_text(json.dumps({"enabledPlugins": {"memsift@memsift": False}}))
     [(status, _)] = checks(diagnose(project, environ=env), "hooks", "claude-code")
     assert status == WARN
+
+
+def test_the_detached_hooks_errors_are_shown(env: dict[str, str], project: Path, memsift_home: Path) -> None:
+    from memsift.doctor import HOOK_ERRORS
+    from memsift_adapters.hook import LOG
+
+    assert HOOK_ERRORS == LOG  # the file the adapters write
+    (memsift_home / LOG).write_text("".join(f"memsift: codex Stop hook: failure {n}\n" for n in range(5)))
+
+    [(status, detail)] = checks(diagnose(project, environ=env), "hooks", "errors")
+
+    assert status == "info" and "failure 1" not in detail
+    assert [line.strip() for line in detail.splitlines()[1:]] == [
+        f"memsift: codex Stop hook: failure {n}" for n in (2, 3, 4)]
