@@ -52,6 +52,8 @@ class DecisionLog:
 
     def last(self, count: int) -> list[dict[str, Any]]:
         """The last *count* decisions, oldest first; torn or foreign lines are skipped."""
+        if count <= 0:
+            return []
         lines: list[str] = []
         for path in (self.old_path, self.path):
             try:
