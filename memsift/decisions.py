@@ -1,12 +1,14 @@
 """What the hooks decided: one JSON line per recall or retain, in a log that rotates itself.
 
-A hook adapter calls ``record`` after a path ran; ``memsift doctor`` reads the
-last lines back with ``last``:
+A hook adapter calls ``record`` after a path ran (with ``None`` for a
+message it found quiet itself, before any pipeline); ``memsift doctor`` reads
+the last lines back with ``last``:
 
     >>> log = DecisionLog(home)
+    >>> log.record("claude-code", "UserPromptSubmit", "/src/shop", None, session="s1")
     >>> log.record("claude-code", "UserPromptSubmit", "/src/shop", result, session="s1")
     >>> [line["stopped_by"] for line in log.last(2)]
-    ['classify: reaction needs no memory', 'render: added 1 items']
+    ['quiet: needs no memory (decided in the hook)', 'render: added 1 items']
 
 The log is ``<home>/decisions.jsonl``. Past ``MAX_BYTES`` it is renamed
 ``decisions.jsonl.1`` (replacing the older one), so the two files hold at most
@@ -14,8 +16,9 @@ about twice that. A line holds the path's verdicts, counts and timings, never
 the message or what was kept: those stay in the notes and the transcript.
 
 Writing costs one ``open``, one ``write`` and one ``fstat`` on the hook's hot
-path; it never raises: a log that cannot be written costs a line on stderr,
-never the hook's answer.
+path, and this module imports nothing the quiet path does not (no attrs); it
+never raises: a log that cannot be written costs a line on stderr, never the
+hook's answer.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .types import Recall, Retained
+if TYPE_CHECKING:
+    from .types import Recall, Retained
 
 FILE_NAME = "decisions.jsonl"
 MAX_BYTES = 256 * 1024  # ~400 decisions of a few stages each before a rotation
+QUIET = "quiet: needs no memory (decided in the hook)"  # memsift.quiet ended it before the pipeline
 
 
 class DecisionLog:
@@ -41,9 +46,10 @@ class DecisionLog:
         self.old_path = self.path.with_name(FILE_NAME + ".1")
         self.max_bytes = max_bytes
 
-    def record(self, agent: str, event: str, project: str, result: Recall | Retained,
+    def record(self, agent: str, event: str, project: str, result: Recall | Retained | None,
                *, session: str = "") -> None:
-        """Append one line for *result*, the outcome of a path a hook ran for *agent*'s *event*."""
+        """Append one line for *result*, the outcome of a path a hook ran for *agent*'s *event*;
+        None for a message the hook found quiet without running one."""
         try:
             self._append(json.dumps(decision(agent, event, project, result, session=session),
                                     separators=(",", ":")) + "\n")
@@ -101,7 +107,7 @@ class DecisionLog:
                 os.replace(self.path, self.old_path)
 
 
-def decision(agent: str, event: str, project: str, result: Recall | Retained,
+def decision(agent: str, event: str, project: str, result: Recall | Retained | None,
              *, session: str = "") -> dict[str, Any]:
     """The log line for one path's *result*, as a dict (empty fields left out).
 
@@ -110,19 +116,20 @@ def decision(agent: str, event: str, project: str, result: Recall | Retained,
      'project': '/src/shop', 'path': 'recall', 'stopped_by': 'render: added 1 items',
      'kind': 'past_choice', 'added': 182, 'trace': [{'stage': 'redact', 'verdict': 'clean', 'ms': 0.08}, ...]}
     """
-    kind: str | None
-    if isinstance(result, Retained):
-        path, kind = "retain", result.category
-        added = sum(len(line) for line in result.lines) if result.keep else 0
-    else:
-        path, kind, added = "recall", result.kind, len(result.text)
     line: dict[str, Any] = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "agent": agent, "event": event,
-        "project": project, "session": session, "path": path, "stopped_by": result.stopped_by,
-        "kind": kind, "added": added, "notice": result.notice,
-        "trace": [_step(step.stage, step.verdict, step.elapsed, step.score, step.why)
-                  for step in result.trace],
-    }
+        "project": project, "session": session, "path": "recall", "stopped_by": QUIET, "added": 0}
+    # Told apart by their fields: importing the types would cost the quiet path attrs.
+    if hasattr(result, "keep"):
+        retained = cast("Retained", result)
+        line.update(path="retain", kind=retained.category,
+                    added=sum(len(kept) for kept in retained.lines) if retained.keep else 0)
+    elif result is not None:
+        line.update(kind=result.kind, added=len(result.text))
+    if result is not None:
+        line.update(stopped_by=result.stopped_by, notice=result.notice,
+                    trace=[_step(step.stage, step.verdict, step.elapsed, step.score, step.why)
+                           for step in result.trace])
     return {key: value for key, value in line.items() if value not in ("", None)}
 
 

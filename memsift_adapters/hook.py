@@ -66,6 +66,7 @@ def prompt(agent: Agent, payload: Payload) -> None:
     text = _required(payload, "prompt")
     _required(payload, "cwd")
     if surely_quiet(text):
+        _decided(agent, "UserPromptSubmit", payload, None)
         return  # what recall would conclude, without paying for it: most messages end here
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
@@ -80,11 +81,10 @@ def prompt(agent: Agent, payload: Payload) -> None:
         turns.pop()  # the agent already wrote this very prompt down
     message = Message(text, tuple(Turn(role, said) for role, said in turns[-RECENT_TURNS:]),
                       _optional(payload, "session_id"))
-    services = _services(agent, payload, with_loaded_files=True)
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
-        result = recall(message, services)
+        result = recall(message, _services(agent, payload, with_loaded_files=True))
     _say("UserPromptSubmit", result.text, result.notice)
-    _decided(agent, "UserPromptSubmit", payload, services, result)
+    _decided(agent, "UserPromptSubmit", payload, result)
 
 
 def stop(agent: Agent, payload: Payload) -> None:
@@ -114,7 +114,7 @@ def stop(agent: Agent, payload: Payload) -> None:
 
     services = _services(agent, payload)
     result = retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
-    _decided(agent, "Stop", payload, services, result)
+    _decided(agent, "Stop", payload, result)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
         from memsift.model_reviser import revise_when_due
 
@@ -180,13 +180,14 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
     return services
 
 
-def _decided(agent: Agent, event: str, payload: Payload, services: Services, result: Recall | Retained) -> None:
-    """One line in the decision log, which ``memsift doctor`` shows; it never fails the hook."""
+def _decided(agent: Agent, event: str, payload: Payload, result: Recall | Retained | None) -> None:
+    """One line in the decision log, which ``memsift doctor`` shows (None: found quiet here); never fails."""
     from memsift.decisions import DecisionLog
+    from memsift.home import default_home
     from memsift.project import project_root
 
-    DecisionLog(services.config.home).record(agent.name, event, str(project_root(_required(payload, "cwd"))),
-                                             result, session=_optional(payload, "session_id"))
+    DecisionLog(default_home(os.environ)).record(agent.name, event, str(project_root(_required(payload, "cwd"))),
+                                                 result, session=_optional(payload, "session_id"))
 
 
 def _say(event: str, context: str, notice: str | None) -> None:
