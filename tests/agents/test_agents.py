@@ -2,8 +2,9 @@
 
 For each agent: a temporary HOME (and CODEX_HOME) and MEMSIFT_HOME, a fake
 model server on 127.0.0.1, memsift's hooks written by ``memsift install``,
-one note kept beforehand. Then two sessions of the agent's non-interactive
-mode, as a user would type them:
+one note kept beforehand for a git repository. Then, started in a subfolder
+of it (the project is the repository), two sessions of the agent's
+non-interactive mode, as a user would type them:
 
 1. a thank-you (quiet: nothing added, nothing kept);
 2. a question the note answers (its text reaches the model's request);
@@ -80,12 +81,14 @@ class Run:
 def run(request: pytest.FixtureRequest, agents: Agents, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     agent = request.param
     root = tmp_path_factory.mktemp(agent)
-    work = root / "shop"
-    work.mkdir()
+    repo = root / "shop"
+    work = repo / "src" / "worker"  # the agents start in a subfolder: memory is the repository's
+    work.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
     with FakeModel("anthropic" if agent == "claude-code" else "openai") as model:
         env = _environment(agent, root, model)
-        _memsift(env, "retain", "--project", str(work), stdin=json.dumps(SEED))
-        notes = _notes_file(env, work)
+        _memsift(env, "retain", "--project", str(repo), stdin=json.dumps(SEED))
+        notes = _notes_file(env, repo)
         assert notes.read_text().count("\n") == 1, "the seed exchange was not kept"
         install_memsift(agent, env)
         started = time.monotonic()
@@ -145,6 +148,7 @@ def test_doctor_sees_the_hooks_and_every_decision(run: Run) -> None:
     assert "UserPromptSubmit" in hooks["detail"] and "Stop" in hooks["detail"]
     if run.agent == "codex":
         assert hooks["detail"].endswith("trusted")  # and Codex ran them: the same hashes
+    assert {d["project"] for d in report["decisions"]} == {str(run.work.parents[1])}  # the repository
     decided = [(d["agent"], d["event"], d["path"]) for d in report["decisions"]]
     assert decided == [(run.agent, "UserPromptSubmit", "recall"), (run.agent, "Stop", "retain")] * len(SCRIPT)
     added = [d["added"] for d in report["decisions"] if d["path"] == "recall"]
