@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -159,6 +160,31 @@ def test_nothing_left_the_machine(run: Run) -> None:
     assert run.connects == (), f"{run.agent} tried to reach {run.connects}"
 
 
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_memory_that_cannot_work_is_told_and_the_agent_takes_the_notice(
+        agent: str, agents: Agents, tmp_path: Path) -> None:
+    """A Cognee store that does not answer: the searching prompt's hook says memory paused, in the
+    output both agents accept (Codex rejects any key it does not know), and doctor fails."""
+    work = tmp_path / "shop"
+    work.mkdir()
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    prompt = "which payment provider do we use and why?"
+    with FakeModel("anthropic" if agent == "claude-code" else "openai") as model:
+        env = {**_environment(agent, tmp_path, model), "MEMSIFT_STORE": "cognee",
+               "MEMSIFT_COGNEE_URL": f"http://127.0.0.1:{port}", "MEMSIFT_COGNEE_API_KEY": "test-key-not-a-secret"}
+        install_memsift(agent, env)
+        _, hooks, output = _ask(agent, agents, env, work, prompt, "")
+        [request] = model.turns()
+    assert f"memory paused: Cognee at http://127.0.0.1:{port} unreachable" in since_prompt(request, prompt), output
+    assert {"UserPromptSubmit", "Stop"} <= {event for event, _ in hooks}, output
+    assert all(outcome == "completed" for _, outcome in hooks), (hooks, output)
+    doctor = subprocess.run([sys.executable, "-m", "memsift", "doctor", "--project", str(work)], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert doctor.returncode == 1 and "MEMORY CANNOT WORK" in doctor.stdout, doctor.stdout + doctor.stderr
+
+
 # -- driving an agent -----------------------------------------------------------------
 
 def _environment(agent: str, root: Path, model: FakeModel) -> dict[str, str]:
@@ -247,18 +273,23 @@ def _codex_hooks(stderr: str) -> tuple[tuple[str, str], ...]:
 
 
 def added_context(request: Request, prompt: str) -> str:
-    """memsift's context in a model request, for *prompt*: '' when there is none.
+    """memsift's context in a model request, for *prompt*: '' when there is none."""
+    said = since_prompt(request, prompt)
+    start = said.find(json.dumps(HEADER)[1:-1])
+    return "" if start < 0 else said[start:start + 600]
 
-    Only the entries from the prompt's own message on count, as a resumed
-    session's request also carries the earlier turns and their context.
+
+def since_prompt(request: Request, prompt: str) -> str:
+    """The request's messages from *prompt*'s own on, as JSON text.
+
+    A resumed session's request also carries the earlier turns and what the
+    hooks added to them: only what came with this prompt counts.
     """
     body: dict[str, Any] = request.body
     entries = body.get("messages") or body.get("input") or []
     mine = max((i for i, entry in enumerate(entries) if prompt in json.dumps(entry)), default=None)
     assert mine is not None, f"the prompt {prompt!r} is not in the request"
-    said = json.dumps(entries[mine:])
-    start = said.find(json.dumps(HEADER)[1:-1])
-    return "" if start < 0 else said[start:start + 600]
+    return json.dumps(entries[mine:])
 
 
 def _memsift(env: dict[str, str], *args: str, stdin: str = "") -> str:
