@@ -127,29 +127,30 @@ def _project_checks(config: Config, root: Path) -> list[Check]:
 # -- the services ---------------------------------------------------------------------
 
 def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Check]:
-    checks = [_decider_check(config)]
+    from .services import open_services
+    from .stages import is_remote
+
+    try:
+        services = open_services(config, root)
+    except Exception as exc:  # settings a service refuses, or embedded weights that do not load
+        return [Check("services", "services", FAIL, f"they do not open: {type(exc).__name__}: {exc}")]
+    remote = {service.name for service in (services.decider, services.store)
+              if service is not None and is_remote(service)}
+    checks = [_decider_check(services.decider.name, remote)]
     if config.store == "cognee":
         probe = _cognee_probe(config.cognee_url, probe_timeout)
         checks += [probe, _outbox_check(config.home / "outbox.sqlite")]
-        checks += _breaker_checks(config, cognee_answers=probe.status == OK)
+        answering = {f"Cognee at {config.cognee_url.rstrip('/')}"} if probe.status == OK else set()
     else:
         checks.append(_sqlite_check(config.project_dir(root) / "store.sqlite"))
-        checks += _breaker_checks(config, cognee_answers=False)
-    return checks
+        answering = set()
+    return checks + _breaker_checks(config.home, remote, answering)
 
 
-def _decider_check(config: Config) -> Check:
-    if config.decider == "systemone":
-        return Check("services", "decider", INFO,
-                     f"System One decider at {config.decider_url} (model {config.decider_model}); "
-                     "not probed: a question costs a call, its breaker is below")
-    from .decider.embedded import EmbeddedDecider
-
-    try:
-        EmbeddedDecider.load()
-    except Exception as exc:  # damaged or missing weights: nothing can be decided
-        return Check("services", "decider", FAIL, f"the embedded model does not load: {type(exc).__name__}: {exc}")
-    return Check("services", "decider", OK, "embedded model loads")
+def _decider_check(name: str, remote: set[str]) -> Check:
+    if name in remote:  # a question costs a call (and money): its breaker says how it went
+        return Check("services", "decider", INFO, f"{name}: not probed, see its breaker below if it has one")
+    return Check("services", "decider", OK, f"{name}: loaded")
 
 
 def _sqlite_check(path: Path) -> Check:
@@ -199,11 +200,15 @@ def _outbox_check(path: Path) -> Check:
     return Check("services", "outbox", OK, f"{path}: {pending} items waiting for the store")
 
 
-def _breaker_checks(config: Config, *, cognee_answers: bool) -> list[Check]:
-    """The breakers in ``health.json``: an open one pauses memory until its service answers."""
+def _breaker_checks(home: Path, remote: set[str], answering: set[str]) -> list[Check]:
+    """The breakers in ``health.json``: an open one pauses memory until its service answers.
+
+    An open breaker fails, unless its service just answered a probe (the next
+    call after the cool-down closes it) or is no longer configured.
+    """
     from .health import FILE_NAME
 
-    path = config.home / FILE_NAME
+    path = home / FILE_NAME
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -217,12 +222,12 @@ def _breaker_checks(config: Config, *, cognee_answers: bool) -> list[Check]:
         if not isinstance(state, dict) or not state.get("open"):
             checks.append(Check("services", "breaker", OK, f"{service}: closed"))
             continue
-        since = _clock(state.get("since"))
-        # Open, but the probe above got an answer: the next call after the cool-down closes it.
-        status = WARN if cognee_answers and service == f"Cognee at {config.cognee_url}" else FAIL
-        checks.append(Check("services", "breaker", status,
-                            f"{service}: open since {since} ({state.get('reason', '')}); memory is paused, "
-                            f"next try at {_clock(state.get('retry_at'))}"))
+        detail = (f"{service}: open since {_clock(state.get('since'))} ({state.get('reason', '')}); "
+                  f"memory is paused, next try at {_clock(state.get('retry_at'))}")
+        if service not in remote:
+            checks.append(Check("services", "breaker", INFO, f"{service} (not configured now): open"))
+        else:
+            checks.append(Check("services", "breaker", WARN if service in answering else FAIL, detail))
     return checks
 
 

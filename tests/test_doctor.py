@@ -14,7 +14,7 @@ import pytest
 
 from memsift.config import load_config
 from memsift.decisions import DecisionLog
-from memsift.doctor import FAIL, OK, WARN, Report, diagnose, format_report
+from memsift.doctor import FAIL, INFO, OK, WARN, Report, diagnose, format_report
 from memsift.health import Health
 from memsift.pipeline import recall
 from memsift.services import open_services
@@ -189,8 +189,26 @@ def test_an_open_breaker_pauses_memory(env: dict[str, str], project: Path, memsi
     [(status, detail)] = checks(report, "services", "breaker")
     assert status == WARN and "open since" in detail and "connection refused" in detail
     assert report.healthy
+
+    # A breaker of a service no longer configured only informs.
     Health(memsift_home).failed("decider at api.example.com", "timed out")
-    assert not diagnose(project, environ=env).healthy  # a paused decider has no probe to vouch for it
+    report = diagnose(project, environ=env)
+    assert report.healthy
+    assert (INFO, "decider at api.example.com (not configured now): open") in checks(report, "services", "breaker")
+
+    # Configured, it has no probe to vouch for it: memory cannot work while it is open.
+    env.update(MEMSIFT_DECIDER="systemone", MEMSIFT_DECIDER_URL="https://api.example.com/v1/systemone",
+               MEMSIFT_DECIDER_API_KEY="test-key-not-a-secret")
+    report = diagnose(project, environ=env)
+    assert not report.healthy
+    assert checks(report, "services", "decider") == [
+        (INFO, "decider at api.example.com: not probed, see its breaker below if it has one")]
+
+
+def test_settings_a_service_refuses_fail(env: dict[str, str], project: Path) -> None:
+    env.update(MEMSIFT_DECIDER="systemone", MEMSIFT_DECIDER_URL="ftp://api.example.com")
+    [(status, detail)] = checks(diagnose(project, environ=env), "services")
+    assert status == FAIL and "MEMSIFT_DECIDER_URL must be an http(s) URL" in detail
 
 
 def test_the_last_decisions_are_shown_with_their_traces(env: dict[str, str], project: Path,
