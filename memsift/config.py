@@ -142,17 +142,23 @@ def task_routes(text: str) -> dict[str, str]:
 
 
 def setting_sources(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Where each setting's value comes from: ``default``, ``config.toml`` or ``environment``.
+    """Where each setting's value comes from: ``default``, ``config.toml``, ``config.toml [backend]``
+    (a threshold from the table of the backend answering its task) or ``environment``.
 
     >>> setting_sources({"MEMSIFT_HOME": "/tmp/m", "MEMSIFT_STORE": "cognee"})["store"]
     'environment'
     """
     environ = os.environ if environ is None else environ
-    config_file = default_home(environ) / "config.toml"
+    config = load_config(environ)
+    config_file = config.home / "config.toml"
     in_file = _read_toml(config_file) if config_file.is_file() else {}
     sources = {"home": "environment" if environ.get("MEMSIFT_HOME") else "default"}
     for var, name in _ENV.items():
         sources[name] = "environment" if var in environ else "config.toml" if name in in_file else "default"
+    for name, task in THRESHOLD_TASKS.items():
+        backend = config.backend_for(task)
+        if sources[name] != "environment" and name in in_file.get(backend, {}):
+            sources[name] = f"config.toml [{backend}]"
     return sources
 
 

@@ -54,7 +54,7 @@ def test_a_fresh_home_works_offline_and_says_the_hooks_are_missing(env: dict[str
 
 def test_each_setting_says_where_it_came_from_and_secrets_stay_hidden(
         env: dict[str, str], project: Path, memsift_home: Path) -> None:
-    (memsift_home / "config.toml").write_text('dataset = "shop"\nmax_items = 2\n')
+    (memsift_home / "config.toml").write_text('dataset = "shop"\nmax_items = 2\n\n[embedded]\nkeep_threshold = 0.7\n')
     env.update(MEMSIFT_MAX_ITEMS="3", MEMSIFT_DECIDER_API_KEY="sk-not-shown-anywhere")
 
     report = diagnose(project, environ=env)
@@ -63,6 +63,7 @@ def test_each_setting_says_where_it_came_from_and_secrets_stay_hidden(
     assert sources["dataset"] == ("shop", "config.toml")
     assert sources["max_items"] == ("3", "environment")  # the environment wins over the file
     assert sources["store"] == ("embedded", "default")
+    assert sources["keep_threshold"] == ("0.7", "config.toml [embedded]")  # the backend answering keep
     assert sources["decider_api_key"] == ("(set)", "environment")
     assert "sk-not-shown-anywhere" not in report.as_json() + format_report(report)
 
