@@ -389,7 +389,8 @@ def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[s
 
 _MARK = {OK: "ok  ", INFO: "··  ", WARN: "warn", FAIL: "FAIL"}
 _ALWAYS = ("home", "store", "decider")
-_URLS = {"cognee": "cognee_url", "systemone": "decider_url"}  # shown when that service is configured
+# Shown when that service is configured.
+_URLS = {"cognee": "cognee_url", "systemone": "decider_url", "openai": "decider_url", "anthropic": "decider_url"}
 
 
 def format_report(report: Report) -> str:
