@@ -36,7 +36,7 @@ from .errors import MemsiftError
 from .install import trust_entries
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
-SECRETS = frozenset({"cognee_api_key", "cognee_password", "decider_api_key"})
+SECRET_NAMES = ("_key", "_password", "_token", "_secret")  # a setting named so is never printed
 # A hook is memsift's when its command runs ``memsift hook`` (the console script or ``-m memsift``).
 _MEMSIFT_HOOK = re.compile(r"(?:^|[\s/\"'])memsift(?:\.exe)?[\"']?\s+hook(?:\s|$)")
 _ESSENTIAL = ("UserPromptSubmit", "Stop")  # recall and retain: without these memory does nothing
@@ -101,7 +101,7 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
 def _settings(config: Config, sources: Mapping[str, str]) -> tuple[Setting, ...]:
     shown = []
     for name, value in asdict(config).items():
-        if name in SECRETS:
+        if name.endswith(SECRET_NAMES):
             value = "(not set)" if value is None else "(set)"  # never print a key or a password
         shown.append(Setting(name, str(value), sources[name]))
     return tuple(shown)
