@@ -190,9 +190,9 @@ class _WatchedNotes(NotesFile):
         self.witness.seen.extend(lines)
         super().append(lines)
 
-    def apply(self, edits: Sequence[Edit]) -> None:
+    def apply(self, edits: Sequence[Edit]) -> list[Edit]:
         self.witness.seen.extend(e.text for e in edits)
-        super().apply(edits)
+        return super().apply(edits)
 
 
 # -- running -------------------------------------------------------------------

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from attrs import evolve
+
 from .files import locked, write_atomically
 from .types import Edit, Exchange, Item
 
@@ -65,35 +67,78 @@ class NotesFile:
         ]
 
     def append(self, lines: Sequence[str]) -> None:
-        new = [one_line(line) for line in lines if line.strip()]
+        """Add lines at the end. A line the notes already hold word for word moves to the end
+        instead: the notes hold each line once, and two retains of one fact leave no twins
+        for a reviser to remove twice."""
+        new = list(dict.fromkeys(one_line(line) for line in lines if line.strip()))
         if not new:
             return
+        again = set(new)
         with locked(self.path):
-            self._write(self.lines() + new)
+            self._write([line for line in self.lines() if line not in again] + new)
 
-    def apply(self, edits: Sequence[Edit]) -> None:
+    def apply(self, edits: Sequence[Edit]) -> list[Edit]:
         """Replace or remove the lines the edits name; every other line stays as it is.
 
-        Edits naming a line that does not exist are ignored: a reviser may be
-        wrong, the notes must not suffer for it.
+        Under the notes lock, on the file as it is now: an edit lands on its line
+        if that still reads ``old``, else on the one line that does (lines moved),
+        else nowhere. Returns the edits applied, each with the line it landed on.
+
+        >>> notes.apply([Edit(2, "remove", old="Node 18 on the VPS")])  # line 1 went meanwhile
+        [Edit(line=1, action='remove', text='', old='Node 18 on the VPS')]
         """
         with locked(self.path):
-            self._write(apply_edits(self.lines(), edits))
+            lines = self.lines()
+            placed = place_edits(lines, edits)
+            if placed:
+                self._write(_edited(lines, placed))
+        return list(placed.values())
 
     def _write(self, lines: list[str]) -> None:
         write_atomically(self.path, "".join(line + "\n" for line in lines))
 
 
-def apply_edits(lines: Sequence[str], edits: Sequence[Edit]) -> list[str]:
-    """Lines with the edits applied (1-based line numbers into ``lines``).
+def place_edits(lines: Sequence[str], edits: Sequence[Edit]) -> dict[int, Edit]:
+    """Where each edit lands in ``lines``: ``{line number: the edit, renumbered}``.
 
-    >>> apply_edits(["a", "b", "c"], [Edit(2, "remove"), Edit(3, "replace", "C")])
+    On its own line if that still reads ``old``; else on the one line that
+    reads ``old``; else (gone, changed, or now ambiguous) nowhere. The first
+    edit to land on a line has it; an unknown action lands nowhere.
+
+    >>> place_edits(["new", "a", "b"], [Edit(1, "remove", old="a"), Edit(3, "remove", old="gone")])
+    {2: Edit(line=2, action='remove', text='', old='a')}
+    """
+    numbers: dict[str, list[int]] | None = None  # text -> its line numbers, built when an edit moved
+    placed: dict[int, Edit] = {}
+    for edit in edits:
+        if edit.action not in ("replace", "remove"):
+            continue
+        number: int | None = edit.line
+        if not (1 <= edit.line <= len(lines) and lines[edit.line - 1] == edit.old):
+            if numbers is None:
+                numbers = {}
+                for n, line in enumerate(lines, start=1):
+                    numbers.setdefault(line, []).append(n)
+            where = numbers.get(edit.old, [])
+            number = where[0] if len(where) == 1 else None
+        if number is not None and number not in placed:
+            placed[number] = edit if number == edit.line else evolve(edit, line=number)
+    return placed
+
+
+def apply_edits(lines: Sequence[str], edits: Sequence[Edit]) -> list[str]:
+    """Lines with the edits applied where they land (see ``place_edits``).
+
+    >>> apply_edits(["a", "b", "c"], [Edit(2, "remove", old="b"), Edit(3, "replace", "C", old="c")])
     ['a', 'C']
     """
-    by_line = {edit.line: edit for edit in edits if 1 <= edit.line <= len(lines)}
+    return _edited(lines, place_edits(lines, edits))
+
+
+def _edited(lines: Sequence[str], placed: dict[int, Edit]) -> list[str]:
     out: list[str] = []
     for number, line in enumerate(lines, start=1):
-        edit = by_line.get(number)
+        edit = placed.get(number)
         if edit is None:
             out.append(line)
         elif edit.action == "replace" and edit.text.strip():

@@ -7,13 +7,14 @@ backed reviser (any ``Reviser``) may also replace lines; either way
 
 >>> lines = ["Node 20 only on the VPS", "Node 20 only on the VPS host"]
 >>> DuplicateReviser().revise(lines, added=lines[1:])
-[Edit(line=1, action='remove', text='')]
+[Edit(line=1, action='remove', text='', old='Node 20 only on the VPS')]
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .notes import one_line
 from .text import content_words, stem
 from .types import Edit
 
@@ -23,19 +24,37 @@ def _stems(text: str) -> set[str]:
 
 
 class DuplicateReviser:
-    """Removes older lines that a newly added line repeats (most of its words)."""
+    """Removes older lines that a newly added line repeats (most of its words).
+
+    An added line is found by its text, and only the lines above it are older:
+    another process may have appended after it, and a line appended later is
+    never removed for repeating an earlier one (two retains would remove each
+    other's lines).
+    """
 
     def __init__(self, overlap: float = 0.8) -> None:
         self.overlap = overlap
 
     def revise(self, lines: Sequence[str], added: Sequence[str]) -> list[Edit]:
-        new = [_stems(line) for line in added]
-        older = len(lines) - len(added)  # the added lines are the last ones
+        new = added_at(lines, added)
+        if not new:
+            return []
+        stems = {number: _stems(lines[number - 1]) for number in new}
         edits: list[Edit] = []
-        for number, line in enumerate(lines[:older], start=1):
-            if not line.strip() or line.lstrip().startswith("#"):
+        for number, line in enumerate(lines[: max(new) - 1], start=1):
+            if number in new or not line.strip() or line.lstrip().startswith("#"):
                 continue
             old = _stems(line)
-            if old and any(len(old & n) / len(old) >= self.overlap for n in new):
-                edits.append(Edit(number, "remove"))
+            if old and any(at > number and len(old & stems[at]) / len(old) >= self.overlap for at in new):
+                edits.append(Edit(number, "remove", old=line))
         return edits
+
+
+def added_at(lines: Sequence[str], added: Sequence[str]) -> set[int]:
+    """The line numbers (1-based) of the added lines: the last line reading each, if any does.
+
+    >>> added_at(["a", "b", "a", "c"], ["a", "gone"])
+    {3}
+    """
+    last = {line: number for number, line in enumerate(lines, start=1)}
+    return {last[text] for text in map(one_line, added) if text in last}

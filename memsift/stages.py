@@ -515,13 +515,17 @@ def append_notes(services: Services, state: Keep) -> Keep:
 
 
 def revise(services: Services, state: Keep) -> Keep:
-    """The reviser names lines to replace or remove; code applies them, the rest stays as it is."""
+    """The reviser names lines to replace or remove; code applies them, the rest stays as it is.
+
+    The edits recorded are those applied: one whose line changed meanwhile (another
+    retain got there first) is dropped, never applied to a neighbour.
+    """
     t0 = time.perf_counter()
     lines = services.notebook.lines()
     edits = [*state.edits, *services.reviser.revise(lines, state.lines)]  # novel's supersedings first
-    if edits:
-        services.notebook.apply(edits)
-    return evolve(state, edits=tuple(edits)).log("revise", f"{len(edits)} edits", t0)
+    applied = services.notebook.apply(edits) if edits else []
+    return evolve(state, edits=tuple(applied)).log("revise", f"{len(applied)} edits", t0,
+                                                   why=f"{len(edits) - len(applied)} stale dropped")
 
 
 def sync(services: Services, state: Keep) -> Keep:

@@ -194,10 +194,13 @@ class Step:
 
 @frozen
 class Edit:
-    """A reviser's edit: replace or remove ONE line of the notes (1-based).
+    """A reviser's edit: replace or remove ONE line of the notes, named by its number AND its text.
 
-    ``old`` is the line's text when the edit was made: an edit whose line no
-    longer reads so is never applied to whatever stands there now.
+    ``line`` is 1-based and ``old`` is the exact text of that line in the snapshot the
+    edit was computed on, so the edit still finds its line after other lines moved,
+    and is dropped, never applied to a neighbour, when that line changed:
+
+    >>> Edit(3, "replace", "Node 20 on the VPS", old="Node 18 on the VPS")
     """
 
     line: int
@@ -284,15 +287,19 @@ class Notebook(Protocol):
 
     def append(self, lines: Sequence[str]) -> None: ...
 
-    def apply(self, edits: Sequence[Edit]) -> None: ...
+    def apply(self, edits: Sequence[Edit]) -> list[Edit]:
+        """Apply the edits whose line still reads ``old``; return those applied."""
+        ...
 
 
 @runtime_checkable
 class Reviser(Protocol):
     """Names the lines of the notes to replace or remove after lines were added.
 
-    It never rewrites the file: code applies its edits and every other line
-    stays byte for byte.
+    ``added`` are the lines just appended, found in ``lines`` by their text, not
+    their place: other processes may have appended after them. It never
+    rewrites the file: each edit names its line by number and text (``old``),
+    code applies the edits and every other line stays byte for byte.
     """
 
     def revise(self, lines: Sequence[str], added: Sequence[str]) -> list[Edit]: ...

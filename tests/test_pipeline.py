@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from examples import INCIDENT as EXAMPLE_INCIDENT
 from memsift.config import load_config
 from memsift.errors import ConfigurationError, ServiceUnavailable
-from memsift.notes import NotesFile, apply_edits
+from memsift.notes import NotesFile
 from memsift.pipeline import recall, retain
 from memsift.redact import PatternRedactor
 from memsift.revise import DuplicateReviser

@@ -525,7 +525,7 @@ def test_revise_removes_the_older_line_the_new_one_repeats_and_keeps_the_rest_by
 
     out = revise(services, evolve(kept(INCIDENT), lines=("Node 20 only on the VPS host",)))
 
-    assert out.edits == (Edit(2, "remove"),)
+    assert out.edits == (Edit(2, "remove", old=old),)
     assert services.notebook.path.read_text(encoding="utf-8") == \
         f"# Hosting\n{odd}\n\n{CADDY}\nNode 20 only on the VPS host\n"
 
@@ -542,16 +542,44 @@ class NamingReviser:
         return self.edits
 
 
-def test_revise_applies_the_edits_named_and_ignores_lines_out_of_range(services):
+def test_revise_applies_the_edits_named_and_records_only_those_applied(services):
     write_notes(services, f"{CADDY}\n{DISK}\n{HTMX}\n")
-    reviser = NamingReviser([Edit(2, "replace", "Constraint: containers are ephemeral."), Edit(9, "remove"),
-                             Edit(0, "remove")])
+    applies = Edit(2, "replace", "Constraint: containers are ephemeral.", old=DISK)
+    reviser = NamingReviser([applies, Edit(9, "remove", old=CADDY + "x"), Edit(0, "remove", old=""),
+                             Edit(1, "remove", old="a line that is not there")])
 
     out = revise(evolve(services, reviser=reviser), evolve(kept(INCIDENT), lines=(HTMX,)))
 
     assert reviser.seen == [([CADDY, DISK, HTMX], [HTMX])]
-    assert len(out.edits) == 3
+    assert out.edits == (applies,)
+    assert out.trace[-1].verdict == "1 edits" and out.trace[-1].why == "3 stale dropped"
     assert services.notebook.lines() == [CADDY, "Constraint: containers are ephemeral.", HTMX]
+
+
+class LateReviser(NamingReviser):
+    """Names its edits on the lines it read, then another retain writes before they are applied."""
+
+    def __init__(self, edits: list[Edit], meanwhile) -> None:
+        super().__init__(edits)
+        self.meanwhile = meanwhile
+
+    def revise(self, lines, added):
+        edits = super().revise(lines, added)
+        self.meanwhile()
+        return edits
+
+
+def test_revise_lands_each_edit_on_the_line_it_named_after_another_retain_moved_the_lines(services):
+    write_notes(services, f"{CADDY}\n{DISK}\n{HTMX}\n")
+    notebook = services.notebook
+    reviser = LateReviser([Edit(2, "remove", old=DISK), Edit(1, "replace", "Caddy, TLS on", old=CADDY)],
+                          meanwhile=lambda: (notebook.apply([Edit(1, "remove", old=CADDY)]),
+                                             notebook.append(["a line another retain added"])))
+
+    out = revise(evolve(services, reviser=reviser), evolve(kept(INCIDENT), lines=(HTMX,)))
+
+    assert out.edits == (Edit(1, "remove", old=DISK),)  # moved up one; the other's line is gone
+    assert notebook.lines() == [HTMX, "a line another retain added"]
 
 
 def test_sync_adds_the_exchange_to_the_embedded_store_once(services):
