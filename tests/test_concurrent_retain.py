@@ -1,0 +1,129 @@
+"""Eight processes retaining into one project's notes at once lose nothing.
+
+Each process runs the real retain path (redact, keep, notes append, revise,
+sync) as the Stop hook does, with the embedded services of a temporary
+MEMSIFT_HOME, over 50 exchanges of its own. Some exchanges restate an earlier
+one of the same process, so the duplicate reviser removes the older line while
+the others append and edit around it; a few are retained by every process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PROCESSES, EXCHANGES = 8, 50
+RESTATED = range(5, EXCHANGES, 6)  # these exchanges restate the one three before them
+SHARED_EXCHANGES = [  # every process retains these, the first at its 10th exchange, the second at its 30th
+    ("Why is the nightly export sharded by tenant?",
+     "One tenant's rows must stay on one node, so we chose tenant sharding over hashing."),
+    ("Why do thumbnails render at the edge now?", "The origin cache thrashed; edge rendering fixed it."),
+]
+SHARED = {10: 0, 30: 1}
+
+RETAINER = """
+import json, os, sys, time
+from pathlib import Path
+from memsift.config import load_config
+from memsift.pipeline import retain
+from memsift.services import open_services
+from memsift.types import Exchange
+
+project, exchanges, ready, go = sys.argv[1], json.loads(Path(sys.argv[2]).read_text()), sys.argv[3], sys.argv[4]
+services = open_services(load_config(), project)
+Path(ready).touch()
+while not os.path.exists(go):  # every process starts retaining at the same moment
+    time.sleep(0.001)
+for user, assistant in exchanges:
+    result = retain(Exchange(user, assistant, "concurrent"), services)
+    print(json.dumps({"keep": result.keep, "lines": result.lines, "stopped_by": result.stopped_by,
+                      "edits": [[e.line, e.action, e.text, e.old] for e in result.edits]}), flush=True)
+"""
+
+WORDS = sorted({
+    "ledger", "invoice", "webhook", "shard", "replica", "cursor", "tenant", "quota", "bucket", "kernel",
+    "socket", "daemon", "cron", "schema", "index", "vacuum", "parser", "lexer", "buffer", "mutex",
+    "thread", "fiber", "queue", "broker", "topic", "offset", "snapshot", "rollup", "metric", "gauge",
+    "tracer", "span", "proxy", "gateway", "router", "tunnel", "cert", "token", "cookie", "session",
+    "locale", "timezone", "currency", "rounding", "decimal", "bitmap", "bloom", "hash", "checksum",
+    "archive", "tarball", "wheel", "lockfile", "resolver", "mirror", "registry", "artifact", "runner",
+    "matrix", "fixture", "migration", "rollback", "canary", "blue", "green", "drain", "failover", "quorum",
+    "leader", "follower", "heartbeat", "lease", "backoff", "jitter", "deadline", "retry", "breaker",
+    "outbox", "inbox", "saga", "ledgerline", "payout", "refund", "chargeback", "dispute", "mandate",
+    "thumbnail", "encoder", "codec", "bitrate", "subtitle", "playlist", "manifest", "segment", "chunk",
+})
+
+
+def exchanges() -> list[list[tuple[str, str]]]:
+    """Fifty exchanges for each process; no two facts share three of their five words, so only
+    a restatement repeats most of an older line."""
+    rng = random.Random(9)
+    taken: list[set[str]] = []
+    out = []
+    for process in range(PROCESSES):
+        facts: list[tuple[str, str]] = []
+        for n in range(EXCHANGES):
+            if n in SHARED:
+                facts.append(SHARED_EXCHANGES[SHARED[n]])
+                continue
+            if n in RESTATED:  # the same fact, one word more: the older line goes
+                user, assistant = facts[n - 3]
+                facts.append((user, assistant + " Rechecked."))
+                continue
+            picked = rng.sample(WORDS, 5)
+            while any(len(taken_words & set(picked)) > 2 for taken_words in taken):
+                picked = rng.sample(WORDS, 5)
+            taken.append(set(picked))
+            a, b, c, d, e = picked
+            tag = f"p{process}x{n}"
+            facts.append((f"Why does {tag} use the {a} {b} instead of the {c}?",
+                          f"We picked the {a} {b} for {tag} because the {c} broke under {d} {e} load."))
+        out.append(facts)
+    return out
+
+
+def test_eight_processes_retaining_fifty_exchanges_each_lose_no_line(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    # Every exchange is kept whatever the embedded model thinks of it: this test counts lines,
+    # it does not judge the keep decision.
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")},
+           "MEMSIFT_HOME": str(home), "MEMSIFT_KEEP_THRESHOLD": "0", "HOME": str(tmp_path)}
+    go = tmp_path / "go"
+    procs = []
+    for p, facts in enumerate(exchanges()):
+        inputs = tmp_path / f"exchanges-{p}.json"
+        inputs.write_text(json.dumps(facts))
+        procs.append(subprocess.Popen(
+            [sys.executable, "-c", RETAINER, str(project), str(inputs), str(tmp_path / f"ready-{p}"), str(go)],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    deadline = time.monotonic() + 120
+    while not all((tmp_path / f"ready-{p}").exists() for p in range(PROCESSES)):
+        assert time.monotonic() < deadline and all(proc.poll() is None for proc in procs), \
+            [proc.stderr.read() for proc in procs if proc.poll() is not None]
+        time.sleep(0.01)
+    go.touch()
+    outputs = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * PROCESSES, [err for _, err in outputs]
+    results = [json.loads(line) for out, _ in outputs for line in out.splitlines()]
+
+    notes = (home / "projects").glob("project-*/notes.md")
+    lines = next(notes).read_text(encoding="utf-8").splitlines()
+
+    assert len(results) == PROCESSES * EXCHANGES and all(r["keep"] for r in results)
+    appended = {line for r in results for line in r["lines"]}
+    removed = [edit[3] for r in results for edit in r["edits"]]
+    assert all(edit[1] == "remove" for r in results for edit in r["edits"])
+    # Each restatement removed the line it restates, once; nothing else was removed.
+    assert len(removed) == PROCESSES * len(RESTATED) == len(set(removed))
+    # Every line appended and not removed is there exactly once, and nothing else is.
+    assert Counter(lines) == Counter(appended - set(removed))
+    # The same count, from the inputs alone: distinct facts, a shared one counted once.
+    assert len(lines) == PROCESSES * (EXCHANGES - len(RESTATED) - len(SHARED)) + len(SHARED)
