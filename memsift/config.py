@@ -67,6 +67,10 @@ class Config:
     said_share: float = 0.6  # an item whose words one turn already holds at this share is not added
     max_items: int = 1  # the best item only: on the dev scenarios a second was needed 1 time in 3
     search_limit: int = 5
+    # Notes files longer than this many lines are narrowed to their best full-text matches
+    # before judging (0: always), so a searching message costs about the same at any size.
+    narrow_notes_above: int = 300
+    narrowed_notes: int = 50  # the notes judged once narrowed
 
     @property
     def decider_price(self) -> tuple[float, float]:
@@ -216,5 +220,7 @@ def _check(name: str, value: Any) -> None:
         raise ConfigurationError(f"{name} is a probability: between 0 and 1, not {value!r}")
     if name.endswith("_share") and not 0 < value <= 1:
         raise ConfigurationError(f"{name} is a share: above 0 and at most 1, not {value!r}")
-    if name in {"max_items", "search_limit"} and value < 1:
+    if name in {"max_items", "search_limit", "narrowed_notes"} and value < 1:
         raise ConfigurationError(f"{name} must be at least 1, not {value!r}")
+    if name == "narrow_notes_above" and value < 0:
+        raise ConfigurationError(f"{name} is a number of lines: 0 or more, not {value!r}")

@@ -234,12 +234,13 @@ def notes(services: Services, state: Sift) -> Sift:
     which one answers, and the passages found next compete with them.
     """
     t0 = time.perf_counter()
-    items = services.notebook.items()
+    config = services.config  # thousands of notes: only the likeliest are judged
+    items = services.notebook.candidates(search_query(state.message), limit=config.narrowed_notes,
+                                         above=config.narrow_notes_above)
     judged = _judged(services, state, "notes", t0, items)
-    chosen = _passing(services.config, state.kind, judged)
+    chosen = _passing(config, state.kind, judged)
     if not chosen:
         return state.log("notes", "none answers", t0, why=f"{len(items)} notes judged")
-    config = services.config
     lead = chosen[0].score - (judged[1].score if len(judged) > 1 else 0.0)
     settled = chosen[0].score >= config.settled_threshold and lead >= config.settled_margin
     return evolve(state, chosen=chosen, answered=settled).log(

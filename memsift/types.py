@@ -285,6 +285,10 @@ class Notebook(Protocol):
 
     def items(self) -> list[Item]: ...
 
+    def candidates(self, query: str, *, limit: int, above: int) -> list[Item]:
+        """The notes to judge against ``query``: all up to ``above`` lines, else the ``limit`` best matches."""
+        ...
+
     def append(self, lines: Sequence[str]) -> None: ...
 
     def apply(self, edits: Sequence[Edit]) -> list[Edit]:

@@ -178,6 +178,22 @@ def test_notes_with_no_notes_file_asks_nothing(services, scripted):
     assert out.chosen == () and "0 notes judged" in out.trace[-1].why
 
 
+def test_notes_past_the_threshold_only_the_best_full_text_matches_are_judged(services, scripted):
+    filler = [f"decision: the worker{n} queue{n} uses batch size {n} for the nightly export" for n in range(30)]
+    write_notes(services, "\n".join([*filler[:12], CADDY, *filler[12:], HTMX]) + "\n")
+    decider = scripted(answers=lambda item, origin: 0.95 if item == CADDY else 0.0)
+    narrowed = evolve(services, config=evolve(services.config, narrow_notes_above=20, narrowed_notes=3))
+
+    message = sift("why did we pick Caddy over nginx for the nightly export?", kind=Kind.PAST_CHOICE)
+
+    out = notes(with_decider(narrowed, decider), message)
+
+    judged = [q.instructions["item"] for q in decider.asked("answers")]
+    assert len(judged) == 3 and CADDY in judged and HTMX not in judged  # HTMX shares no word
+    assert [(item.text, item.source) for item in out.chosen] == [(CADDY, "notes.md:13")]
+    assert out.answered and "3 notes judged" in out.trace[-1].why
+
+
 def test_notes_each_note_is_judged_alone_and_headings_and_blanks_are_not_notes(services, scripted):
     write_notes(services, f"# Decisions\n{CADDY}\n\n   \n## Limits\n{DISK}\n{HTMX}\n")
     decider = scripted(answers=lambda item, origin: 0.0)

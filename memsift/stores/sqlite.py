@@ -31,6 +31,19 @@ END;
 """
 
 
+def match_any(text: str) -> str | None:
+    """An FTS5 query matching any content word of ``text`` (None when it has none).
+
+    >>> match_any("why Stripe over Mollie?")
+    '"mollie" OR "stripe"'
+    """
+    terms = sorted(set(content_words(text)))
+    if not terms:
+        return None
+    # Each term quoted, so FTS5 syntax in a message ("NOT", "*", ":") stays text.
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
 class SQLiteStore:
     """A ``Store`` in one SQLite file; ``add`` ignores ids it already holds."""
 
@@ -63,11 +76,9 @@ class SQLiteStore:
             )
 
     def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
-        terms = sorted(set(content_words(query)))
-        if not terms:
+        match = match_any(query)
+        if match is None:
             return []
-        # Each term quoted, so FTS5 syntax in a message ("NOT", "*", ":") stays text.
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
         with self._lock:
             rows = self._connect().execute(
                 "SELECT p.id, p.text, p.source, bm25(passages_fts) FROM passages_fts"

@@ -1,0 +1,229 @@
+"""A full-text index of the notes: a searching message judges tens of notes, not thousands.
+
+The notes file stays the truth; the index is a cache beside it
+(``notes.index.sqlite``, SQLite FTS5 with BM25, as the embedded store), safe to
+delete. It is brought in step whenever the file's size, mtime or inode differs
+from what it last indexed: when lines were only appended (what retain does) it
+reads the new tail alone; after an edit it diffs the file's lines against
+those it holds, one row per distinct line, keyed by the line's text. A file
+written less than two seconds before it was indexed has its content checked
+too (a second write in the same clock tick could leave the same stamp).
+
+>>> with NotesIndex(Path("notes.md")) as index:
+...     index.sync()            # the number of lines of notes.md, index in step
+...     index.search("why did we pick Stripe over Mollie?", limit=50)
+20001
+[(412, 'Payments: Stripe over Mollie: official v2 provider.'), ...]
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from .notes import is_note, split_lines
+from .stores.sqlite import match_any
+
+if TYPE_CHECKING:
+    import sqlite3
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS indexed (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
+    crc INTEGER NOT NULL, lines INTEGER NOT NULL, racy INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, line TEXT NOT NULL UNIQUE, number INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(
+    line, content='notes', content_rowid='id', tokenize='porter unicode61');
+CREATE TRIGGER IF NOT EXISTS notes_ai AFTER INSERT ON notes BEGIN
+    INSERT INTO notes_fts(rowid, line) VALUES (new.id, new.line);
+END;
+CREATE TRIGGER IF NOT EXISTS notes_ad AFTER DELETE ON notes BEGIN
+    INSERT INTO notes_fts(notes_fts, rowid, line) VALUES ('delete', old.id, old.line);
+END;
+"""
+
+SCHEMA_VERSION = 1
+Stamp = tuple[int, int, int]  # size, mtime_ns, inode: a file replaced or written differs in one
+
+
+class NotesIndex:
+    """The FTS5 index of one notes file, beside it; one connection, closed on leaving ``with``."""
+
+    def __init__(self, notes: Path) -> None:
+        self.notes = notes
+        self.path = notes.with_name(notes.stem + ".index.sqlite")
+        self._db: sqlite3.Connection | None = None
+
+    def __enter__(self) -> NotesIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def sync(self) -> int:
+        """Bring the index in step with the notes file; return how many lines the file has."""
+        return _in_step(self._connection(), self.notes)
+
+    def search(self, query: str, *, limit: int) -> list[tuple[int, str]]:
+        """The ``limit`` note lines that best match the query's words, as (line number, line),
+        in file order. Call ``sync`` first: this reads the index as it is."""
+        match = match_any(query)
+        if match is None:
+            return []
+        # The best rowids first, then their lines: ranking a join costs more.
+        rows = self._connection().execute(
+            "SELECT number, line FROM notes WHERE id IN"
+            " (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rank LIMIT ?)",
+            (match, limit)).fetchall()
+        return sorted(rows)
+
+    def _connection(self) -> sqlite3.Connection:
+        import sqlite3  # only for a notes file past the narrowing threshold
+
+        if self._db is None:
+            try:
+                self._db = self._open()
+            except sqlite3.DatabaseError:  # not an index we can read: it is a cache, build it anew
+                self.path.unlink(missing_ok=True)
+                self._db = self._open()
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        import sqlite3
+
+        db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:  # a new file
+                # A cache: a commit need not wait for the disk (WAL keeps it whole on a crash, at
+                # worst a little behind, and then the stamp says so); readers never wait on a sync.
+                db.executescript(f"PRAGMA journal_mode=WAL; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION};")
+            elif version != SCHEMA_VERSION:
+                raise sqlite3.DatabaseError(f"{self.path}: an index of another version ({version})")
+            db.execute("PRAGMA synchronous=NORMAL")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+
+class _Indexed(NamedTuple):
+    """The file as last indexed. ``racy``: it was written so shortly before that a write in the
+    same clock tick, of the same size, would show the same stamp; its content is checked then."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    crc: int
+    lines: int
+    racy: bool
+
+    @property
+    def stamp(self) -> Stamp:
+        return self.size, self.mtime_ns, self.inode
+
+
+RACY_NS = 2_000_000_000  # mtimes can be as coarse as 2 s (FAT, some network file systems)
+
+
+def _indexed(db: sqlite3.Connection) -> _Indexed | None:
+    row = db.execute("SELECT size, mtime_ns, inode, crc, lines, racy FROM indexed").fetchone()
+    if row is None:
+        return None
+    size, mtime_ns, inode, crc, lines, racy = row
+    return _Indexed(size, mtime_ns, inode, crc, lines, bool(racy))
+
+
+def _stamp(notes: Path) -> Stamp | None:
+    try:
+        st = os.stat(notes)
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _in_step(db: sqlite3.Connection, notes: Path) -> int:
+    """Sync the index to the notes file when the file changed since; its line count."""
+    last = _indexed(db)
+    if last is not None and not last.racy and last.stamp == _stamp(notes):
+        return last.lines
+    data, stamp = _read(notes)
+    now = _Indexed(*stamp, zlib.crc32(data), _count_lines(data), time.time_ns() - stamp[1] < RACY_NS)
+    if now == last:  # the content checked, and nothing to record
+        return now.lines
+    db.execute("BEGIN IMMEDIATE")  # one process syncs at a time; the others find it done
+    try:
+        last = _indexed(db)
+        if last is None or (last.stamp, last.crc) != (now.stamp, now.crc):
+            if last is not None and _appended_to(data, last):
+                _add(db, data[last.size:], first=last.lines + 1)
+            else:
+                _diff(db, data)
+        db.execute("INSERT OR REPLACE INTO indexed VALUES (1, ?, ?, ?, ?, ?, ?)", now)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return now.lines
+
+
+def _read(notes: Path) -> tuple[bytes, Stamp]:
+    """The file's bytes and the stamp of the very file read (a missing file: empty)."""
+    try:
+        with open(notes, "rb") as file:
+            st = os.fstat(file.fileno())
+            return file.read(), (st.st_size, st.st_mtime_ns, st.st_ino)
+    except FileNotFoundError:
+        return b"", (0, 0, 0)
+
+
+def _appended_to(data: bytes, last: _Indexed) -> bool:
+    """Is ``data`` the file last indexed with whole lines appended?"""
+    size = last.size
+    ends_a_line = size == 0 or data[size - 1:size] == b"\n"
+    return size <= len(data) and ends_a_line and zlib.crc32(data[:size]) == last.crc
+
+
+def _count_lines(data: bytes) -> int:
+    return data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+
+
+def _notes(lines: list[str], first: int = 1) -> dict[str, int]:
+    """Each distinct note line and the number of its first occurrence."""
+    out: dict[str, int] = {}
+    for number, line in enumerate(lines, start=first):
+        if is_note(line):
+            out.setdefault(line, number)
+    return out
+
+
+def _add(db: sqlite3.Connection, tail: bytes, *, first: int) -> None:
+    db.executemany("INSERT OR IGNORE INTO notes (line, number) VALUES (?, ?)",
+                   _notes(split_lines(tail.decode("utf-8")), first).items())
+
+
+def _diff(db: sqlite3.Connection, data: bytes) -> None:
+    """Rows for lines gone are deleted, rows for lines that moved renumbered, new lines added."""
+    want = _notes(split_lines(data.decode("utf-8")))
+    gone, moved = [], []
+    for id_, line, number in db.execute("SELECT id, line, number FROM notes"):
+        now = want.pop(line, None)
+        if now is None:
+            gone.append((id_,))
+        elif now != number:
+            moved.append((now, id_))
+    db.executemany("DELETE FROM notes WHERE id = ?", gone)
+    db.executemany("UPDATE notes SET number = ? WHERE id = ?", moved)
+    db.executemany("INSERT INTO notes (line, number) VALUES (?, ?)", want.items())

@@ -1,0 +1,236 @@
+"""Notes narrowed before judging: memsift/notes_index.py and NotesFile.candidates."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsift.notes import NotesFile, split_lines
+from memsift.notes_index import NotesIndex
+from memsift.types import Edit
+
+ANSWER = "Payments: Stripe over Mollie because Mollie's webhooks dropped events under load."
+FILLER = [f"decision: the worker{n} queue{n} uses batch size {n} for the nightly export" for n in range(40)]
+
+
+def indexed(index: NotesIndex) -> dict[str, int]:
+    """What the index holds: each line and the number it gives it."""
+    db = sqlite3.connect(index.path)
+    try:
+        return dict(db.execute("SELECT line, number FROM notes"))
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def open_index():
+    """``open_index(path)``: a NotesIndex closed when the test ends."""
+    opened: list[NotesIndex] = []
+
+    def open_(notes_path):
+        opened.append(NotesIndex(notes_path))
+        return opened[-1]
+
+    yield open_
+    for index in opened:
+        index.close()
+
+
+def first_numbers(notes: NotesFile) -> dict[str, int]:
+    """What it should hold: each distinct note line of the file and its first line number."""
+    out: dict[str, int] = {}
+    for number, line in enumerate(notes.lines(), start=1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            out.setdefault(line, number)
+    return out
+
+
+def test_a_small_notes_file_is_judged_whole_and_gets_no_index(tmp_path):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append([*FILLER[:5], ANSWER])
+
+    found = notes.candidates("why Stripe over Mollie?", limit=2, above=6)
+
+    assert found == notes.items()
+    assert not NotesIndex(notes.path).exists()
+
+
+def test_past_the_threshold_only_the_best_matches_are_judged_in_file_order(tmp_path):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append([*FILLER[:20], ANSWER, *FILLER[20:], "Stripe webhooks are signed; check the signature first"])
+
+    found = notes.candidates("why did we pick Stripe over Mollie?", limit=2, above=10)
+
+    by_text = {item.text: item for item in notes.items()}
+    assert found == [by_text[ANSWER], by_text["Stripe webhooks are signed; check the signature first"]]
+    assert found[0].source == "notes.md:21"
+    assert NotesIndex(notes.path).exists()
+
+
+def test_a_query_without_a_shared_word_or_any_content_word_finds_nothing(tmp_path):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER)
+
+    assert notes.candidates("why Stripe over Mollie?", limit=5, above=0) == []
+    assert notes.candidates("ok, thanks!", limit=5, above=0) == []
+
+
+@pytest.mark.parametrize("query", ['"worker1" OR', "NOT queue3*", "worker2 NEAR(", "col:umn"])
+def test_fts5_syntax_in_a_message_is_only_text(tmp_path, query):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER)
+
+    found = notes.candidates(query, limit=5, above=0)
+
+    assert all(item.text in FILLER for item in found)
+
+
+def test_the_index_follows_appends_edits_and_hand_edits(tmp_path, open_index):
+    notes = NotesFile(tmp_path / "notes.md")
+    index = open_index(notes.path)
+    notes.append(FILLER[:10])
+    assert index.sync() == 10 and indexed(index) == first_numbers(notes)
+
+    notes.append([ANSWER])  # appended: only the tail is read
+    assert index.sync() == 11 and indexed(index) == first_numbers(notes)
+
+    notes.apply([Edit(1, "remove", old=FILLER[0]), Edit(3, "replace", "Node 20 only", old=FILLER[2])])
+    assert index.sync() == 10 and indexed(index) == first_numbers(notes)
+    assert index.search("why Stripe over Mollie?", limit=5) == [(10, ANSWER)]
+
+    # By hand, in place, keeping the size: only the mtime says so.
+    text = notes.path.read_text(encoding="utf-8").replace("Node 20 only", "Node 22 only")
+    with open(notes.path, "r+", encoding="utf-8") as file:
+        file.write(text)
+    os.utime(notes.path, ns=(1, 1))
+    assert index.sync() == 10 and "Node 22 only" in indexed(index)
+
+
+def test_a_write_in_the_same_clock_tick_and_of_the_same_size_is_still_seen(tmp_path, open_index):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER[:3])
+    index = open_index(notes.path)
+    index.sync()
+    before = os.stat(notes.path)
+
+    with open(notes.path, "r+", encoding="utf-8") as file:  # in place: the same inode and size
+        file.write(notes.path.read_text(encoding="utf-8").replace("worker1 ", "worker9 "))
+    os.utime(notes.path, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same mtime
+
+    assert index.sync() == 3 and indexed(index) == first_numbers(notes)
+
+
+def test_once_there_is_an_index_whoever_writes_the_notes_keeps_it_in_step(tmp_path, open_index):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER)
+    assert not NotesIndex(notes.path).exists()  # small notes: no index is made by writing
+    notes.candidates("worker1", limit=5, above=0)
+    index = open_index(notes.path)
+
+    notes.append([ANSWER])
+    notes.apply([Edit(1, "remove", old=FILLER[0])])
+
+    assert indexed(index) == first_numbers(notes)  # without a sync of its own
+
+
+def test_an_index_that_cannot_follow_never_fails_a_write(tmp_path):
+    notes = NotesFile(tmp_path / "notes.md")
+    NotesIndex(notes.path).path.mkdir()  # not a file SQLite can open, nor delete
+
+    notes.append([ANSWER])
+
+    assert notes.lines() == [ANSWER]
+
+
+def test_a_notes_file_removed_leaves_an_empty_index(tmp_path, open_index):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER)
+    index = open_index(notes.path)
+    index.sync()
+
+    notes.path.unlink()
+
+    assert index.sync() == 0 and indexed(index) == {}
+    assert notes.candidates("worker1 queue1", limit=5, above=0) == []
+
+
+def test_an_index_that_is_not_one_is_built_anew(tmp_path):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append([*FILLER, ANSWER])
+    NotesIndex(notes.path).path.write_bytes(b"not a database, something else entirely" * 100)
+
+    found = notes.candidates("why Stripe over Mollie?", limit=3, above=0)
+
+    assert [item.text for item in found] == [ANSWER]
+
+
+def test_an_index_of_another_version_is_built_anew(tmp_path):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append([*FILLER, ANSWER])
+    notes.candidates("worker1", limit=1, above=0)
+    db = sqlite3.connect(NotesIndex(notes.path).path)
+    db.execute("DELETE FROM notes")  # what a future layout would hold, as far as this one can tell
+    db.execute("PRAGMA user_version = 99")
+    db.commit()
+    db.close()
+
+    found = notes.candidates("why Stripe over Mollie?", limit=3, above=0)
+
+    assert [item.text for item in found] == [ANSWER]
+
+
+def test_a_symlinked_notes_file_keeps_its_index_beside_the_link(tmp_path):
+    target = tmp_path / "repo" / "NOTES.md"
+    target.parent.mkdir()
+    target.write_text("\n".join([*FILLER, ANSWER]) + "\n", encoding="utf-8")
+    link = tmp_path / "home" / "notes.md"
+    link.parent.mkdir()
+    link.symlink_to(target)
+
+    found = NotesFile(link).candidates("Stripe over Mollie", limit=3, above=0)
+
+    assert [item.source for item in found] == ["notes.md:41"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["NOTES.md"]
+
+
+# A notes file's life: appends (retain), edits (the reviser), and a person's own edits.
+line = st.sampled_from([*FILLER[:6], ANSWER, "# Payments", "", "  indented note  ", "dup", "dup ", "\x0cfeed"])
+op = st.one_of(
+    st.tuples(st.just("append"), st.lists(line, min_size=1, max_size=3)),
+    st.tuples(st.just("edit"), st.integers(1, 12), st.sampled_from(["remove", "replace"]), line),
+    st.tuples(st.just("hand"), st.lists(line, max_size=8)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=st.lists(op, min_size=1, max_size=8))
+def test_after_any_appends_and_edits_the_index_holds_the_files_lines_and_numbers(tmp_path_factory, ops):
+    folder = tmp_path_factory.mktemp("notes")
+    notes = NotesFile(folder / "notes.md")
+    with NotesIndex(notes.path) as index:
+        for step, (kind, *args) in enumerate(ops):
+            if kind == "append":
+                notes.append(args[0])
+            elif kind == "edit":
+                number, action, text = args
+                lines = notes.lines()
+                old = lines[number - 1] if number <= len(lines) else ""
+                notes.apply([Edit(number, action, text, old=old)])
+            else:
+                notes.path.write_text("".join(f"{text}\n" for text in args[0]), encoding="utf-8")
+            if notes.path.exists() and step % 2:  # half the time, as old as can be: only the stamp is read
+                os.utime(notes.path, ns=(step, step))
+
+            assert index.sync() == len(notes.lines())
+            assert indexed(index) == first_numbers(notes)
+
+
+def test_split_lines_is_how_the_notes_file_reads_lines(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_bytes(b"a\x0cb\nc\r\n\nlast")
+
+    assert NotesFile(path).lines() == split_lines("a\x0cb\nc\r\n\nlast") == ["a\x0cb", "c\r", "", "last"]
