@@ -12,11 +12,15 @@ from __future__ import annotations
 import json
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from memsift.config import load_config
+from memsift.notes_index import NotesIndex
 
 REPO = Path(__file__).resolve().parent.parent
 PROCESSES, EXCHANGES = 8, 50
@@ -96,6 +100,10 @@ def test_eight_processes_retaining_fifty_exchanges_each_lose_no_line(tmp_path):
     # it does not judge the keep decision.
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")},
            "MEMSIFT_HOME": str(home), "MEMSIFT_KEEP_THRESHOLD": "0", "HOME": str(tmp_path)}
+    notes_path = load_config({"MEMSIFT_HOME": str(home)}).project_dir(project) / "notes.md"
+    notes_path.parent.mkdir(parents=True)
+    with NotesIndex(notes_path) as index:  # an index from the start: the writers keep it in step
+        index.sync()
     go = tmp_path / "go"
     procs = []
     for p, facts in enumerate(exchanges()):
@@ -114,8 +122,7 @@ def test_eight_processes_retaining_fifty_exchanges_each_lose_no_line(tmp_path):
     assert [proc.returncode for proc in procs] == [0] * PROCESSES, [err for _, err in outputs]
     results = [json.loads(line) for out, _ in outputs for line in out.splitlines()]
 
-    notes = (home / "projects").glob("project-*/notes.md")
-    lines = next(notes).read_text(encoding="utf-8").splitlines()
+    lines = notes_path.read_text(encoding="utf-8").splitlines()
 
     assert len(results) == PROCESSES * EXCHANGES and all(r["keep"] for r in results)
     appended = {line for r in results for line in r["lines"]}
@@ -127,3 +134,14 @@ def test_eight_processes_retaining_fifty_exchanges_each_lose_no_line(tmp_path):
     assert Counter(lines) == Counter(appended - set(removed))
     # The same count, from the inputs alone: distinct facts, a shared one counted once.
     assert len(lines) == PROCESSES * (EXCHANGES - len(RESTATED) - len(SHARED)) + len(SHARED)
+    # The notes index followed every write (the last writer left it in step with the file),
+    # and each line is found where it is.
+    st = os.stat(notes_path)
+    db = sqlite3.connect(NotesIndex(notes_path).path)
+    assert db.execute("SELECT size, mtime_ns, inode FROM indexed").fetchone() == (st.st_size, st.st_mtime_ns,
+                                                                                 st.st_ino)
+    db.close()
+    with NotesIndex(notes_path) as index:
+        assert index.sync() == len(lines)
+        found = index.search(" ".join(lines), limit=10 * len(lines))
+        assert {line: number for number, line in found} == {line: n for n, line in enumerate(lines, start=1)}
