@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -120,19 +121,26 @@ def test_eight_processes_retaining_fifty_exchanges_each_lose_no_line(tmp_path):
     go.touch()
     outputs = [proc.communicate(timeout=300) for proc in procs]
     assert [proc.returncode for proc in procs] == [0] * PROCESSES, [err for _, err in outputs]
-    results = [json.loads(line) for out, _ in outputs for line in out.splitlines()]
+    by_process = [[json.loads(line) for line in out.splitlines()] for out, _ in outputs]
+    results = [r for done in by_process for r in done]
 
     lines = notes_path.read_text(encoding="utf-8").splitlines()
 
-    assert len(results) == PROCESSES * EXCHANGES and all(r["keep"] for r in results)
+    assert [len(done) for done in by_process] == [EXCHANGES] * PROCESSES
+    # Every fact is on exactly one line: its own tag once, each shared exchange once, nothing else.
+    tags = Counter(tag for line in lines for tag in re.findall(r"\bp\d+x\d+\b", line))
+    facts = [f"p{p}x{n}" for p in range(PROCESSES) for n in range(EXCHANGES) if n not in (*RESTATED, *SHARED)]
+    assert tags == Counter(facts)
+    assert len([line for line in lines if not re.search(r"\bp\d+x\d+\b", line)]) == len(SHARED)
+    # Every line appended and not removed by an edit applied is there exactly once, and nothing else.
     appended = {line for r in results for line in r["lines"]}
     removed = [edit[3] for r in results for edit in r["edits"]]
-    assert all(edit[1] == "remove" for r in results for edit in r["edits"])
-    # Each restatement removed the line it restates, once; nothing else was removed.
-    assert len(removed) == PROCESSES * len(RESTATED) == len(set(removed))
-    # Every line appended and not removed is there exactly once, and nothing else is.
     assert Counter(lines) == Counter(appended - set(removed))
-    # The same count, from the inputs alone: distinct facts, a shared one counted once.
+    # A fact said for the first time is always kept; each restatement kept took its older line's place
+    # (an edit removed that line, once), while the others appended and edited around it.
+    assert all(done[n]["lines"] for done in by_process for n in range(EXCHANGES) if n not in (*RESTATED, *SHARED))
+    restatements_kept = sum(bool(done[n]["lines"]) for done in by_process for n in RESTATED)
+    assert 0 < len(removed) == len(set(removed)) == restatements_kept
     assert len(lines) == PROCESSES * (EXCHANGES - len(RESTATED) - len(SHARED)) + len(SHARED)
     # The notes index followed every write (the last writer left it in step with the file),
     # and each line is found where it is.
