@@ -169,8 +169,7 @@ def revise_when_due(config: Config, notebook: NotesFile, *, reviser: Callable[[]
     if added:
         edits = (reviser or (lambda: ModelReviser.from_config(config)))().revise(lines, added)
         if edits:
-            outcome = notebook.apply(edits)  # type: ignore[func-returns-value]
-            applied = edits if outcome is None else list(outcome)  # the Edit contract returns those applied
+            applied = notebook.apply(edits)  # those that still found their line
     with locked(stamp):
         write_atomically(stamp, json.dumps({"at": now, "seen": sorted({note_id(line) for line in notebook.lines()})}))
     return applied

@@ -8,7 +8,6 @@ also run against the OpenAI-compatible and Anthropic services on 127.0.0.1.
 
 from __future__ import annotations
 
-import inspect
 import json
 import threading
 from collections.abc import Mapping
@@ -29,10 +28,6 @@ from memsift.notes import NotesFile
 from memsift.redact import PatternRedactor
 from memsift.types import Edit, Usage
 
-# NotesFile.apply by the Edit contract (land by content, return what was applied) comes with issue 9's
-# branch; until it is on main, the properties that apply edits to a file wait for it.
-by_contract = pytest.mark.skipif(inspect.signature(NotesFile.apply).return_annotation in ("None", None),
-                                 reason="NotesFile.apply does not follow the Edit contract yet (issue9b)")
 GITHUB_TOKEN = "ghp_" + "Zk4Rm8Qx2Lw7Tn1Vb5Hc9Jd3Fg6Sa0PeYuIo"  # fake: the prefix and 36 characters
 
 # -- strategies ----------------------------------------------------------------------------
@@ -122,7 +117,6 @@ def test_a_model_answer_is_rejected_whole_or_names_each_existing_line_once(case)
             assert edit.text and "\n" not in edit.text and edit.text == edit.text.strip()
 
 
-@by_contract
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(notes_and_output())
 def test_revising_a_notes_file_changes_only_the_lines_named(tmp_path, case):
@@ -143,7 +137,6 @@ def test_revising_a_notes_file_changes_only_the_lines_named(tmp_path, case):
     assert notes.path.read_bytes() == "".join(line + "\n" for line in expected).encode()
 
 
-@by_contract
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(notes_and_output(), st.lists(line_text, max_size=3), st.data())
 def test_an_edit_never_lands_on_a_line_that_changed_since_the_model_read_it(tmp_path, case, appended, data):
