@@ -156,13 +156,14 @@ def _in_step(db: sqlite3.Connection, notes: Path) -> int:
     last = _indexed(db)
     if last is not None and not last.racy and last.stamp == _stamp(notes):
         return last.lines
-    data, stamp = _read(notes)
-    now = _Indexed(*stamp, zlib.crc32(data), _count_lines(data), time.time_ns() - stamp[1] < RACY_NS)
+    data, now = _read(notes)
     if now == last:  # the content checked, and nothing to record
         return now.lines
     db.execute("BEGIN IMMEDIATE")  # one process syncs at a time; the others find it done
     try:
-        last = _indexed(db)
+        # Read again under the index's lock: a writer may have synced a newer file meanwhile,
+        # and the file read before must not be recorded over it.
+        last, (data, now) = _indexed(db), _read(notes)
         if last is None or (last.stamp, last.crc) != (now.stamp, now.crc):
             if last is not None and _appended_to(data, last):
                 _add(db, data[last.size:], first=last.lines + 1)
@@ -176,14 +177,17 @@ def _in_step(db: sqlite3.Connection, notes: Path) -> int:
     return now.lines
 
 
-def _read(notes: Path) -> tuple[bytes, Stamp]:
-    """The file's bytes and the stamp of the very file read (a missing file: empty)."""
+def _read(notes: Path) -> tuple[bytes, _Indexed]:
+    """The file's bytes and what the index would record of them (a missing file: empty)."""
     try:
         with open(notes, "rb") as file:
             st = os.fstat(file.fileno())
-            return file.read(), (st.st_size, st.st_mtime_ns, st.st_ino)
+            data = file.read()
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
     except FileNotFoundError:
-        return b"", (0, 0, 0)
+        data, stamp = b"", (0, 0, 0)
+    racy = time.time_ns() - stamp[1] < RACY_NS
+    return data, _Indexed(*stamp, zlib.crc32(data), _count_lines(data), racy)
 
 
 def _appended_to(data: bytes, last: _Indexed) -> bool:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memsift import notes_index
 from memsift.notes import NotesFile, split_lines
 from memsift.notes_index import NotesIndex
 from memsift.types import Edit
@@ -146,6 +147,23 @@ def test_an_index_that_cannot_follow_never_fails_a_write(tmp_path):
     notes.append([ANSWER])
 
     assert notes.lines() == [ANSWER]
+
+
+def test_a_reader_that_read_the_file_before_a_writer_synced_never_records_the_older_file(
+        tmp_path, open_index, monkeypatch):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER[:3])
+    index = open_index(notes.path)
+    index.sync()
+    read_before = notes_index._read(notes.path)  # what a reader read, just before...
+    notes.append([ANSWER])  # ...a retain wrote the notes and synced the index
+    reads = iter([read_before])
+    real_read = notes_index._read
+    monkeypatch.setattr(notes_index, "_read", lambda path: next(reads, None) or real_read(path))
+
+    index.sync()
+
+    assert indexed(index) == first_numbers(notes) and ANSWER in indexed(index)
 
 
 def test_a_notes_file_removed_leaves_an_empty_index(tmp_path, open_index):
