@@ -87,6 +87,22 @@ def test_recall_a_note_that_answers_ends_the_search(project):
     assert result.stopped_by == "render: added 1 items"
 
 
+def test_recall_answers_from_40000_notes_judging_only_the_closest_50(services):
+    """Every note was judged once: near 40,000 the judge ran past the decider's 2 s deadline and
+    memory went quiet. Narrowed, as many notes are judged at 40,000 as at 300."""
+    words = "ledger invoice webhook shard replica cursor tenant quota bucket kernel socket proxy".split()
+    filler = [f"decision: the {words[n % 12]} worker{n} uses batch {n % 97} for the {words[n % 7]} export"
+              for n in range(40_000)]
+    services.notebook.append([*filler[:25_000], CADDY, *filler[25_000:]])
+
+    result = recall(Message("why did we pick Caddy instead of nginx for the reverse proxy?"), services)
+
+    assert [item.text for item in result.items] == [CADDY]
+    assert result.items[0].source == "notes.md:25001"
+    notes_step = next(step for step in result.trace if step.stage == "notes")
+    assert notes_step.why.startswith(f"{services.config.narrowed_notes} notes judged")
+
+
 def test_recall_a_passage_from_the_store_goes_through_gate_search_and_judge(project):
     result = recall(Message("the celery workers are stuck again after the broker connection reset"), project)
 
