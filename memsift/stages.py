@@ -464,7 +464,10 @@ def novel(services: Services, state: Keep) -> Keep:
     note supersedes it (a named edit: every other line stays as it is)."""
     t0 = time.perf_counter()
     line = state.line
-    notes = _closest_notes(services.notebook.lines(), line)
+    config = services.config
+    # The notes a new line could repeat share its words: narrowed as recall narrows them.
+    nearby = services.notebook.candidates(line, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    notes = _closest_notes(nearby, line)
     if not notes:
         return state.log("novel", "new", t0, why="no note on the subject")
     questions = {
@@ -474,11 +477,11 @@ def novel(services: Services, state: Keep) -> Keep:
     }
     answers = ask(services, state, "novel", t0, questions)
     verdicts = {number: answers[str(number)] for number, _ in notes}
-    restated = [n for n, a in verdicts.items() if _chose(a, "restates", services.config.novel_threshold)]
+    restated = [n for n, a in verdicts.items() if _chose(a, "restates", config.novel_threshold)]
     if restated:
         return evolve(state, keep=False).log("novel", "restates", t0, why=f"line {restated[0]}").end(
             "novel", f"the notes already say it (line {restated[0]})")
-    updated = [n for n, a in verdicts.items() if _chose(a, "updates", services.config.novel_threshold)]
+    updated = [n for n, a in verdicts.items() if _chose(a, "updates", config.novel_threshold)]
     text = dict(notes)
     edits = tuple(Edit(n, "remove", old=text[n]) for n in updated)
     return evolve(state, edits=edits).log("novel", f"supersedes {len(updated)}" if updated else "new", t0)
@@ -489,21 +492,24 @@ def _chose(answer: Answer, option: str, threshold: float) -> bool:
     return answer.choice == option and answer.probabilities[option] >= threshold
 
 
-def _closest_notes(lines: Sequence[str], line: str) -> list[tuple[int, str]]:
+def _closest_notes(notes: Sequence[Item], line: str) -> list[tuple[int, str]]:
     """The notes that share the most of the new line's words: (line number, text), best first."""
     new = {stem(w) for w in content_words(line)}
     if not new:
         return []
     shared = []
-    for number, text in enumerate(lines, start=1):
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        old = {stem(w) for w in content_words(text)}
+    for note in notes:
+        old = {stem(w) for w in content_words(note.text)}
         overlap = len(old & new) / (min(len(old), len(new)) or 1)
         if overlap >= NOVEL_OVERLAP:
-            shared.append((overlap, number, text))
+            shared.append((overlap, line_number(note), note.text))
     shared.sort(key=lambda s: (-s[0], s[1]))
     return [(number, text) for _, number, text in shared[:NOVEL_CANDIDATES]]
+
+
+def line_number(note: Item) -> int:
+    """A note's line in its file, from its pointer (``notes.md:12``)."""
+    return int(note.source.rsplit(":", 1)[1])
 
 
 NOVEL_OVERLAP = 0.3  # below this share of words two lines are not on the same subject
