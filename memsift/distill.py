@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .text import STOPWORDS
+
 FACT = ("Does this clause state what is worth remembering from the exchange: a choice and its reason, "
         "a limit, or a problem and its fix?")
 FACT_CHARS = 180  # the fact part of a line; with its tail (category, day, pointer) under 220 characters
@@ -31,7 +33,7 @@ _BREAKS = (re.compile(r"(?<=;)\s+"), re.compile(r"(?<=:)\s+(?=\S)"), re.compile(
            re.compile(r"(?<=,)\s+(?=(?:so|because|since|while|but|and then|otherwise)\b)"))
 _ASIDE = re.compile(r"\s\((?:[^()`]|`[^`]*`){12,}?\)")  # "(about 9 GB once decompressed)": detail, not the fact
 # A clause that opens with an answer word ("Yes: Clerk tokens live 60 s") is the fact behind it.
-_OPENER = re.compile(r"^(?:yes|no|yep|nope|done|sure|right|correct|exactly|found it|good catch|not a bug)"
+_OPENER = re.compile(r"^(?:yes|no|yep|nope|done|sure|right|correct|exactly|found it|good catch|not a bug|it does)"
                      r"\s*[:,.!—-]\s+(?=\S)", re.I)
 
 
@@ -102,9 +104,20 @@ def pick(scored: Sequence[tuple[float, int, str]], threshold: float) -> list[str
 
 
 def note_line(facts: Sequence[str], category: str, day: str, pointer: str) -> str:
-    """One line: the fact, then (category day, pointer to the whole exchange in the store)."""
-    fact = _shortened(" ".join(facts), FACT_CHARS)
+    """One line: the fact, then (category day, pointer to the whole exchange in the store).
+    Clauses cut at a comma or a colon end with a semicolon when another follows, a full stop last."""
+    ends = [clause.rstrip(" ,;:") for clause in facts]
+    joined = " ".join(c if c.endswith((".", "!", "?", "…")) or i == len(ends) - 1 else c + ";"
+                      for i, c in enumerate(ends))
+    fact = _shortened(_capitalised(joined), FACT_CHARS)
     return f"{fact} ({category} {day} {pointer})"
+
+
+def _capitalised(text: str) -> str:
+    """A clause taken from mid-sentence ("it returns…", "our MWAA…") starts a line with a capital;
+    an identifier ("pnpm", "`next build`") is left as it is written."""
+    first = text.split(" ", 1)[0]
+    return text[:1].upper() + text[1:] if first.isalpha() and first.lower() in STOPWORDS else text
 
 
 def _shortened(text: str, limit: int) -> str:

@@ -93,3 +93,12 @@ def test_the_embedded_novel_question_tells_a_restatement_from_an_update_and_anot
     assert verdict("Online keys expire after 36 hours (`ONLINE_TTL_S`), the daily run plus slack.") == "restates"
     assert verdict("Online keys now expire after 48 hours (`ONLINE_TTL_S`): the daily run plus 24 h slack.") == "updates"
     assert verdict("The Slack webhook lives in Secrets Manager as `slack_alerts`.") == "differs"
+
+
+def test_a_line_joins_its_clauses_cleanly_and_starts_with_a_capital_unless_it_starts_with_a_name():
+    joined = note_line(["our workers run pyarrow 14,", "which pins `to_batches`:"], "constraint", "2026-12-01",
+                       "ex-0123abcd")
+    named = note_line(["pnpm gen:api writes the types."], "decision", "2026-12-01", "ex-0123abcd")
+
+    assert joined == "Our workers run pyarrow 14; which pins `to_batches` (constraint 2026-12-01 ex-0123abcd)"
+    assert named.startswith("pnpm gen:api")
