@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+PRIVATE_DIR = 0o700  # every folder memsift makes: its files may hold a user's notes
 
 
 @contextlib.contextmanager
@@ -21,8 +25,9 @@ def locked(path: Path) -> Iterator[None]:
 
     A lock file beside ``path``, not ``path`` itself: that is replaced on every write.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
+    private_folder(path.parent)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # closing the file releases it
         yield
 
@@ -37,7 +42,7 @@ def write_atomically(path: Path, text: str) -> None:
     only when the file is new.
     """
     target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(target.parent)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
@@ -46,10 +51,68 @@ def write_atomically(path: Path, text: str) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        # surrogateescape: bytes read that were not UTF-8 are written back as they were.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as out:
             out.write(text)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def private_folder(folder: Path) -> None:
+    """Make ``folder`` and its missing parents, readable by their owner only."""
+    folder.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+
+
+def private_file(path: Path) -> None:
+    """Create ``path`` empty, owner only, unless it exists: SQLite then keeps its mode for its journals."""
+    private_folder(path.parent)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def read_regular(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of ``path`` (at most its first ``limit``), which must be a regular file.
+
+    Opened without blocking and checked before reading: a FIFO with no writer
+    would hang ``open()`` for ever, a device would never end. Raises
+    FileNotFoundError when it is missing and ``NotRegularFile`` (an OSError)
+    when it is something else.
+
+    >>> read_regular(Path("/tmp/fifo"))
+    NotRegularFile: /tmp/fifo is not a regular file
+    """
+    with open_regular(path) as file:
+        return file.read() if limit is None else file.read(limit)
+
+
+def open_regular(path: str | os.PathLike[str]) -> io.FileIO:
+    """``path`` opened for reading as raw bytes, once it is known to be a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(f"{os.fspath(path)} is not a regular file")
+        os.set_blocking(fd, True)
+        return io.FileIO(fd, "r")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+class NotRegularFile(OSError):
+    """A path memsift reads is a FIFO, a device, a folder or a socket."""
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged file out of the way, never delete it: it may hold a user's data.
+
+    Returns the new name, ``<name>.damaged-<UTC time>-<pid>`` beside it.
+
+    >>> set_aside(Path("health.json"))
+    PosixPath('health.json.damaged-20261201T140211-4242')
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    aside = path.with_name(f"{path.name}.damaged-{stamp}-{os.getpid()}")
+    os.replace(path, aside)
+    return aside

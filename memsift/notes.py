@@ -18,7 +18,7 @@ from pathlib import Path
 
 from attrs import evolve
 
-from .files import locked, write_atomically
+from .files import locked, read_regular, write_atomically
 from .types import Edit, Exchange, Item
 
 
@@ -58,6 +58,11 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _readable(line: str) -> str:
+    """A line as it leaves the notes: an undecodable byte shows as U+FFFD, not a lone surrogate."""
+    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 class NotesFile:
     """A ``Notebook`` backed by one text file. Lines starting with ``#`` are headings."""
 
@@ -66,8 +71,9 @@ class NotesFile:
 
     def lines(self) -> list[str]:
         try:
-            with open(self.path, encoding="utf-8", newline="") as notes:
-                return split_lines(notes.read())
+            # Bytes that are not UTF-8 (a note pasted from a Latin-1 file) are read all the
+            # same, as surrogates, and written back byte for byte.
+            return split_lines(read_regular(self.path).decode("utf-8", "surrogateescape"))
         except FileNotFoundError:
             return []
 
@@ -97,8 +103,8 @@ class NotesFile:
             return self._items(index.search(query, limit=limit))
 
     def _items(self, numbered: Iterable[tuple[int, str]]) -> list[Item]:
-        return [Item(note_id(line), line.strip(), "note", f"{self.path.name}:{number}")
-                for number, line in numbered if is_note(line)]
+        return [Item(note_id(text), text, "note", f"{self.path.name}:{number}")
+                for number, line in numbered if is_note(line) and (text := _readable(line.strip()))]
 
     def append(self, lines: Sequence[str]) -> None:
         """Add lines at the end. A line the notes already hold word for word moves to the end

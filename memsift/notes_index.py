@@ -24,6 +24,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from .files import open_regular
 from .notes import is_note, split_lines
 from .stores.sqlite import match_any
 
@@ -180,7 +181,7 @@ def _in_step(db: sqlite3.Connection, notes: Path) -> int:
 def _read(notes: Path) -> tuple[bytes, _Indexed]:
     """The file's bytes and what the index would record of them (a missing file: empty)."""
     try:
-        with open(notes, "rb") as file:
+        with open_regular(notes) as file:  # a FIFO named notes.md must not hang the hook
             st = os.fstat(file.fileno())
             data = file.read()
         stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -211,12 +212,12 @@ def _notes(lines: list[str], first: int = 1) -> dict[str, int]:
 
 
 def _add(db: sqlite3.Connection, tail: bytes, *, first: int) -> None:
-    _insert(db, _notes(split_lines(tail.decode("utf-8")), first))
+    _insert(db, _notes(split_lines(tail.decode("utf-8", "surrogateescape")), first))
 
 
 def _diff(db: sqlite3.Connection, data: bytes) -> None:
     """Rows for lines gone are deleted, rows for lines that moved renumbered, new lines added."""
-    want = _notes(split_lines(data.decode("utf-8")))
+    want = _notes(split_lines(data.decode("utf-8", "surrogateescape")))  # as NotesFile reads them
     gone, moved = [], []
     for id_, line, number in db.execute("SELECT id, line, number FROM notes"):
         now = want.pop(line, None)

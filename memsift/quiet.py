@@ -32,14 +32,16 @@ def surely_quiet(text: str, environ: Mapping[str, str] | None = None) -> bool:
 
 def searching_probability(text: str) -> float:
     """The summed probability of the searching kinds for the redacted *text*, as ``classify`` sums it."""
+    from .bounds import MESSAGE_CHARS, bounded
     from .decider import weights
     from .decider.features import text_features
     from .decider.heads import TextHead
     from .redact import PatternRedactor
 
     header, tables = weights.load(weights.SHIPPED)
+    # Read as the redact stage reads it: the head and tail of a long paste, redacted.
     probabilities = TextHead(header["heads"]["kind"], tables["kind"]).probabilities(
-        text_features(PatternRedactor().redact(text)))
+        text_features(bounded(text, MESSAGE_CHARS, PatternRedactor().redact)))
     # As the decider answers a Choice of every kind: renormalised over them, in their order.
     asked = {kind: probabilities.get(kind, 0.0) for kind in Kind}
     total = sum(asked.values()) or 1.0

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from attrs import evolve, field, frozen
 
+from .bounds import EXCHANGE_CHARS, MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
 from .budget import within
 from .config import Config
 from .errors import ConfigurationError, ServiceUnavailable
@@ -186,12 +187,25 @@ def _scrubbed(redactor: Redactor, text: str) -> str:
     return redactor.redact(text)
 
 
+def scrubber(redactor: Redactor) -> Callable[[str], str]:
+    """The redactor's ``redact``, remembered per text when the redactor can be a cache key."""
+    try:
+        hash(redactor)
+    except TypeError:  # a plain dataclass, say: redacting uncached is slower, never wrong
+        return redactor.redact
+    return functools.partial(_scrubbed, redactor)
+
+
 def redact(services: Services, state: Sift) -> Sift:
-    """Secrets never reach a decider, a store or the notes: everything after sees redacted text."""
+    """Secrets never reach a decider, a store or the notes: everything after sees redacted text.
+
+    What is read of a long message or turn is its head and tail (``bounds``): the rest is left out.
+    """
     t0 = time.perf_counter()
-    scrub = functools.partial(_scrubbed, services.redactor)
+    scrub = scrubber(services.redactor)
     message = state.message
-    clean = Message(scrub(message.text), tuple(Turn(t.role, scrub(t.text)) for t in message.conversation),
+    clean = Message(bounded(message.text, MESSAGE_CHARS, scrub),
+                    tuple(Turn(t.role, bounded(t.text, TURN_CHARS, scrub)) for t in message.conversation),
                     message.session)
     changed = clean != message
     return evolve(state, message=clean).log("redact", "redacted" if changed else "clean", t0)
@@ -314,9 +328,10 @@ def _judged(services: Services, state: Sift, stage: str, t0: float, items: Seque
     of two judged alike the later one, which is the newer note."""
     if not items:
         return []
-    scrub = functools.partial(_scrubbed, services.redactor)  # a note may hold a pasted secret too
+    scrub = scrubber(services.redactor)  # a note may hold a pasted secret too
     questions = {
-        str(i): Noul("answers", {"question": ANSWERS, "item": scrub(item.text), "origin": item.origin})
+        str(i): Noul("answers", {"question": ANSWERS, "item": bounded(item.text, NOTE_CHARS, scrub),
+                                 "origin": item.origin})
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
@@ -407,8 +422,9 @@ def _shortened(text: str) -> str:
 
 def redact_exchange(services: Services, state: Keep) -> Keep:
     t0 = time.perf_counter()
-    scrub = functools.partial(_scrubbed, services.redactor)
-    clean = Exchange(scrub(state.exchange.user), scrub(state.exchange.assistant), state.exchange.session)
+    scrub = scrubber(services.redactor)
+    clean = Exchange(bounded(state.exchange.user, EXCHANGE_CHARS, scrub),
+                     bounded(state.exchange.assistant, EXCHANGE_CHARS, scrub), state.exchange.session)
     return evolve(state, exchange=clean).log(
         "redact", "redacted" if clean != state.exchange else "clean", t0)
 

@@ -254,7 +254,9 @@ def _in_background() -> bool:
 
 
 def _stderr_to(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from memsift.files import private_folder
+
+    private_folder(path.parent)
     os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)
 
 

@@ -25,8 +25,10 @@ def recent_turns(path: object, read_turn: TurnReader, limit: int) -> list[TurnTe
     """
     if not isinstance(path, str) or not path:
         return []
+    from memsift.files import open_regular  # a FIFO given as the transcript must not hang the hook
+
     try:
-        with open(path, "rb") as file:
+        with open_regular(path) as file:
             size = file.seek(0, os.SEEK_END)
             window = _FIRST_WINDOW
             while True:
@@ -38,7 +40,7 @@ def recent_turns(path: object, read_turn: TurnReader, limit: int) -> list[TurnTe
                 if len(turns) > limit or start == 0 or window >= _LAST_WINDOW:
                     return turns[-limit:]
                 window *= 4
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a path with a NUL byte in it
         return []
 
 

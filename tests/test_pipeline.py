@@ -222,7 +222,7 @@ def test_a_notes_file_that_cannot_be_read_fails_open(project):
     result = recall(Message("why did we pick Caddy instead of nginx for the reverse proxy?"), project)
 
     assert result.text == ""
-    assert result.stopped_by == "notes: failed: IsADirectoryError"
+    assert result.stopped_by == "notes: failed: NotRegularFile"
 
 
 def test_retain_fails_open_when_the_notes_cannot_be_written(services):
@@ -231,7 +231,7 @@ def test_retain_fails_open_when_the_notes_cannot_be_written(services):
     result = retain(INCIDENT, services)
 
     assert result.lines == ()
-    assert result.stopped_by == "novel: failed: IsADirectoryError"  # the first stage to read the notes
+    assert result.stopped_by == "novel: failed: NotRegularFile"  # the first stage to read the notes
 
 
 class BrokenStore:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..bounds import query_terms
 from ..text import content_words
 from ..types import Item
 
@@ -37,7 +38,7 @@ def match_any(text: str) -> str | None:
     >>> match_any("why Stripe over Mollie?")
     '"mollie" OR "stripe"'
     """
-    terms = sorted(set(content_words(text)))
+    terms = sorted(query_terms(content_words(text)))  # a pasted log would OR thousands
     if not terms:
         return None
     # Each term quoted, so FTS5 syntax in a message ("NOT", "*", ":") stays text.
