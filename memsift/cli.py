@@ -36,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemsiftError as exc:
         print(f"memsift: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # one line, never a traceback: a damaged file must not read like a crash
+        print(f"memsift: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -115,4 +115,15 @@ def set_aside(path: Path) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     aside = path.with_name(f"{path.name}.damaged-{stamp}-{os.getpid()}")
     os.replace(path, aside)
+    for journal in _SQLITE_JOURNALS:  # a database's journal goes with it, or the new one would read it
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{path}{journal}", f"{aside}{journal}")
     return aside
+
+
+_SQLITE_JOURNALS = ("-wal", "-shm", "-journal")
+
+
+def is_damaged_database(error: Exception) -> bool:
+    """Whether an ``sqlite3`` error says the file is no database or a damaged one (not: locked, full)."""
+    return type(error).__name__ == "DatabaseError" or "malformed" in str(error)

@@ -19,6 +19,14 @@ A session whose last notice was a pause is told once when the service is
 back: "memory resumed: Cognee at http://127.0.0.1:8011 answers again;
 reminders are on". A session that never saw the pause hears nothing.
 
+The same file says when memory is off for a reason of memsift's own (a
+settings file it cannot read, a stage that fails): ``broken`` opens such an
+entry, told the same way ("memory off: config.toml: unknown settings
+['stroe']; reminders are off"), and ``succeeded`` closes it ("memory back
+on"). A file memsift found damaged and set aside is news to each session
+once, for a day (``damaged``). Service names never carry the credentials of
+a URL: ``public_name`` strips them.
+
 Hook processes may write at the same moment; the last writer wins. Every
 change is idempotent, so a lost write costs at most a repeated notice or
 one extra probe, never a wrong state for long.
@@ -28,17 +36,24 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .files import write_atomically
+from .files import read_regular, set_aside, write_atomically
 
 FILE_NAME = "health.json"
 _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forgotten
 # One service's state. "since": when it last opened or closed; "retry_at": when
 # the next probe may go; "told": session -> [since, open] of what it last heard.
-_CLOSED: dict[str, Any] = {"open": False, "since": 0.0, "reason": "", "retry_at": 0.0, "told": {}}
+# "kind": "down" for a service, "broken" for memsift's own trouble, "event" for news told once.
+_CLOSED: dict[str, Any] = {"open": False, "since": 0.0, "reason": "", "retry_at": 0.0, "told": {},
+                           "kind": "down"}
+_TYPES = {"open": bool, "since": (int, float), "reason": str, "retry_at": (int, float), "told": dict,
+          "kind": str}
+_EVENT_NEWS_FOR = 24 * 3600.0  # a file set aside is news to the sessions of the day it happened
+_REASON_CHARS = 200
 
 
 REFUSED = "refused us"  # how a failure reason starts when the service refused our settings
@@ -65,16 +80,46 @@ class Health:
         self._update(service, lambda s: {**s, "retry_at": now + self.cooldown})
         return True
 
-    def failed(self, service: str, reason: str) -> None:
+    def failed(self, service: str, reason: str, *, kind: str = "down") -> None:
         """Open the breaker (or keep it open) and start a new cool-down."""
         now = self.clock()
+        reason = one_line(reason)
 
         def open_(state: dict[str, Any]) -> dict[str, Any]:
-            since = state["since"] if state["open"] else now
-            return {**state, "open": True, "since": since, "reason": reason,
+            unchanged = state["open"] and state["kind"] == kind and (kind == "down" or state["reason"] == reason)
+            since = state["since"] if unchanged else now  # a new reason is news again
+            return {**state, "open": True, "since": since, "reason": reason, "kind": kind,
                     "retry_at": now + self.cooldown}
 
         self._update(service, open_)
+
+    def broken(self, what: str, reason: str) -> None:
+        """Memory is off because of *what* (a settings file, a stage of memsift's own)."""
+        self.failed(what, reason, kind="broken")
+
+    def damaged(self, path: pathlib.Path, aside: pathlib.Path) -> None:
+        """A file memsift owns was damaged, set aside as *aside* and started afresh: news once."""
+        now = self.clock()
+        reason = f"was damaged: set aside as {aside.name} and started afresh"
+        name = str(path.relative_to(self.path.parent)) if path.is_relative_to(self.path.parent) else str(path)
+        self._update(name, lambda s: {**s, "open": False, "since": now, "reason": reason,
+                                           "kind": "event", "retry_at": 0.0})
+
+    def news(self, session: str, services: Sequence[str] = ()) -> str | None:
+        """The first line this session has not heard yet, or None: about the remote *services*
+        in use, and about memsift's own troubles (whatever their name)."""
+        entries = self._read()
+        for name, state in entries.items():
+            if state["kind"] == "down" and name not in services:
+                continue  # a service this configuration does not use (any more)
+            line = self.notice(name, session)
+            if line:
+                return line
+        return None
+
+    def broken_names(self) -> set[str]:
+        """The names that ``broken`` opened and nothing closed yet."""
+        return {name for name, state in self._read().items() if state["open"] and state["kind"] == "broken"}
 
     def succeeded(self, service: str) -> None:
         """Close the breaker."""
@@ -92,10 +137,19 @@ class Health:
         heard = state["told"].get(session)  # [since, open] of the last state told, or None
         if heard is not None and heard[0] == state["since"]:
             return None  # this session already heard about the current state
-        if not state["open"] and not (heard and heard[1]):
+        event = state["kind"] == "event"
+        if event and self.clock() - state["since"] > _EVENT_NEWS_FOR:
+            return None
+        if not state["open"] and not event and not (heard and heard[1]):
             return None  # it did not hear of a pause: a recovery is no news to it
         self._update(service, lambda s: {
             **s, "told": _remember(s["told"], session, [s["since"], s["open"]])})
+        if event:
+            return f"memory: {service} {state['reason']}"
+        if state["kind"] == "broken":
+            if state["open"]:
+                return f"memory off: {service}: {state['reason']}; reminders are off"
+            return f"memory back on: {service} works again; reminders are on"
         if state["open"]:
             since = time.strftime("%H:%M", time.localtime(state["since"]))
             # A refusal (bad key, wrong URL) is not an outage: say which, so the fix is obvious.
@@ -106,18 +160,64 @@ class Health:
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}  # missing or torn: every service counts as healthy (fail open)
-        if not isinstance(data, dict):
+            data = json.loads(read_regular(self.path))
+        except FileNotFoundError:
             return {}
-        return {name: {**_CLOSED, **state} for name, state in data.items() if isinstance(state, dict)}
+        except (OSError, ValueError):
+            data = None  # torn, junk, or not a file at all
+        services = _valid(data)
+        if services is None:  # every service counts as healthy (fail open); the file is kept aside
+            try:
+                aside = set_aside(self.path)
+            except OSError:
+                return {}
+            services = {str(self.path.name): {**_CLOSED, "since": self.clock(), "kind": "event",
+                                               "reason": f"was damaged: set aside as {aside.name} "
+                                                         "and started afresh"}}
+            write_atomically(self.path, json.dumps(services))
+        return services
 
     def _update(self, service: str,
                 change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         services = self._read()
         services[service] = change(services.get(service, _CLOSED))
         write_atomically(self.path, json.dumps(services))
+
+
+def _valid(data: object) -> dict[str, dict[str, Any]] | None:
+    """The services of a health file with every field of the type expected, or None."""
+    if not isinstance(data, dict):
+        return None
+    services: dict[str, dict[str, Any]] = {}
+    for name, state in data.items():
+        if not isinstance(state, dict):
+            return None
+        merged = {**_CLOSED, **state}
+        if any(not isinstance(merged[key], kind) or (kind != bool and isinstance(merged[key], bool))
+               for key, kind in _TYPES.items()):
+            return None
+        if not all(isinstance(heard, list) and len(heard) == 2 for heard in merged["told"].values()):
+            return None
+        services[name] = merged
+    return services
+
+
+def one_line(reason: str) -> str:
+    """A reason as a notice shows it: one short line, no credentials of a URL."""
+    folded = " ".join(public_name(reason).split())
+    return folded if len(folded) <= _REASON_CHARS else folded[: _REASON_CHARS - 1] + "…"
+
+
+_URL_USER = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://)[^\s/@]*@")
+
+
+def public_name(text: str) -> str:
+    """``text`` with the user and password of each URL in it left out.
+
+    >>> public_name("Cognee at http://admin:hunter2@127.0.0.1:8011")
+    'Cognee at http://127.0.0.1:8011'
+    """
+    return _URL_USER.sub(r"\1", text) if "@" in text else text
 
 
 def _remember(told: dict[str, list], session: str, heard: list) -> dict[str, list]:

@@ -13,6 +13,12 @@ for the next drain, so nothing retained is lost.
     >>> outbox.pending()
     0
 
+A row that cannot be sent is parked with its reason, not retried for ever
+and not in the way of the others: one that no longer decodes, or one the
+store fails on with an error that is not the service being away (sent alone
+after its batch failed, so one bad item does not hold back nineteen good
+ones). A damaged outbox file is set aside, never deleted, and started afresh.
+
 Two processes may drain at once (two hooks ending together): each claims
 its batch for a lease before sending, so when both succeed no item is sent
 twice. A claim left by a process that died expires with its lease.
@@ -28,10 +34,15 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from attrs import asdict
 
+from .errors import ConfigurationError, ServiceUnavailable
+from .files import is_damaged_database, private_file, set_aside
 from .types import Item, Store
+
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
@@ -44,15 +55,19 @@ CREATE TABLE IF NOT EXISTS outbox (
     claimed_until REAL NOT NULL DEFAULT 0
 );
 """
+# Added after the first release: outboxes made before get the column on open.
+_PARKED = "ALTER TABLE outbox ADD COLUMN parked TEXT"  # why the row is no longer sent; NULL: it is
+_WAITING = "sent IS NOT item AND parked IS NULL"
 _GRACE = 5.0  # seconds a claim outlives the drain's own deadline
 
 
 class Outbox:
     """A queue of items for the store, kept in SQLite at *path*."""
 
-    def __init__(self, path: Path, *, batch: int = 20,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path, *, batch: int = 20, clock: Callable[[], float] = time.time,
+                 on_damage: Callable[[Path, Path], None] | None = None) -> None:
         self.path = Path(path)
+        self.on_damage = on_damage  # told when a damaged file was set aside and a new one made
         self.batch = batch
         self.clock = clock
         # One connection per thread, opened on first use (recall never needs one):
@@ -63,13 +78,17 @@ class Outbox:
         """Queue *items*. An item the store already has, as it is, is not sent again;
         one whose text changed is."""
         now = self.clock()
-        with self._transaction() as db:
-            db.executemany(
-                """INSERT INTO outbox (id, item, queued_at) VALUES (?, ?, ?)
-                   ON CONFLICT (id) DO UPDATE SET item = excluded.item,
-                       queued_at = excluded.queued_at, claim = NULL, claimed_until = 0
-                   WHERE outbox.item != excluded.item""",
-                [(item.id, _encode(item), now) for item in items])
+        rows = [(item.id, _encode(item), now) for item in items]
+
+        def insert() -> None:
+            with self._transaction() as db:
+                db.executemany(
+                    """INSERT INTO outbox (id, item, queued_at) VALUES (?, ?, ?)
+                       ON CONFLICT (id) DO UPDATE SET item = excluded.item, queued_at = excluded.queued_at,
+                           claim = NULL, claimed_until = 0, parked = NULL
+                       WHERE outbox.item != excluded.item""", rows)
+
+        self._healing(insert)
 
     def drain(self, store: Store, *, timeout: float) -> int:
         """Send pending items to *store* until none are left or *timeout* seconds have
@@ -81,21 +100,49 @@ class Outbox:
         deadline = self.clock() + timeout
         sent = 0
         while (remaining := deadline - self.clock()) > 0:
-            claim, items = self._claim(until=deadline + _GRACE)
+            claim, items = self._healing(lambda: self._claim(until=deadline + _GRACE))
             if not items:
                 break
             try:
                 store.add(items, timeout=remaining)
+            except (ServiceUnavailable, ConfigurationError):
+                self._release(claim)  # the service is away or refuses us: the next drain sends them
+                raise
+            except Exception:
+                sent += self._one_by_one(store, claim, items, deadline)
+                continue
             except BaseException:
-                self._release(claim)  # the next drain sends them
+                self._release(claim)
                 raise
             sent += self._mark_sent(claim)
         return sent
 
+    def _one_by_one(self, store: Store, claim: str, items: Sequence[Item], deadline: float) -> int:
+        """Send a failed batch's items alone: the one the store cannot take is parked, the rest go."""
+        sent = 0
+        for item in items:
+            if (remaining := deadline - self.clock()) <= 0:
+                break
+            try:
+                store.add([item], timeout=remaining)
+            except (ServiceUnavailable, ConfigurationError):
+                self._release(claim)
+                raise
+            except Exception as error:
+                self._park(item.id, f"{type(error).__name__}: {error}")
+                continue
+            sent += self._mark_sent(claim, item.id)
+        self._release(claim)  # what the deadline left unsent
+        return sent
+
+    def parked(self) -> dict[str, str]:
+        """The rows no longer sent, by id, with why."""
+        return dict(self._connection().execute("SELECT id, parked FROM outbox WHERE parked IS NOT NULL"))
+
     def pending(self) -> int:
         """How many items wait to be sent."""
         return self._connection().execute(
-            "SELECT count(*) FROM outbox WHERE sent IS NOT item").fetchone()[0]
+            f"SELECT count(*) FROM outbox WHERE {_WAITING}").fetchone()[0]
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -109,20 +156,32 @@ class Outbox:
         now = self.clock()
         with self._transaction() as db:
             rows = db.execute(
-                """SELECT id, item FROM outbox
-                   WHERE sent IS NOT item AND claimed_until < ?
+                f"""SELECT id, item FROM outbox
+                   WHERE {_WAITING} AND claimed_until < ?
                    ORDER BY queued_at, rowid LIMIT ?""", (now, self.batch)).fetchall()
             db.executemany("UPDATE outbox SET claim = ?, claimed_until = ? WHERE id = ?",
                            [(claim, until, row_id) for row_id, _ in rows])
-        return claim, [_decode(item) for _, item in rows]
+        items = []
+        for row_id, text in rows:
+            try:
+                items.append(_decode(text))
+            except (ValueError, TypeError) as error:  # junk in the row: it can never be sent
+                self._park(row_id, f"cannot be decoded: {type(error).__name__}: {error}")
+        return claim, items
 
-    def _mark_sent(self, claim: str) -> int:
+    def _mark_sent(self, claim: str, item_id: str | None = None) -> int:
         # Only rows still under this claim: a put that changed an item meanwhile
         # dropped the claim, so its new text stays pending.
         with self._transaction() as db:
             return db.execute(
                 """UPDATE outbox SET sent = item, sent_at = ?, claim = NULL, claimed_until = 0
-                   WHERE claim = ?""", (self.clock(), claim)).rowcount
+                   WHERE claim = ? AND (? IS NULL OR id = ?)""",
+                (self.clock(), claim, item_id, item_id)).rowcount
+
+    def _park(self, item_id: str, why: str) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE outbox SET parked = ?, claim = NULL, claimed_until = 0 WHERE id = ?",
+                       (why[:500], item_id))
 
     def _release(self, claim: str) -> None:
         with self._transaction() as db:
@@ -132,12 +191,31 @@ class Outbox:
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
-            db.executescript(_SCHEMA)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
+                db.executescript(_SCHEMA)
+                if "parked" not in {column[1] for column in db.execute("PRAGMA table_info(outbox)")}:
+                    db.execute(_PARKED)
+            except BaseException:
+                db.close()
+                raise
             self._local.db = db
         return db
+
+    def _healing(self, work: Callable[[], T]) -> T:
+        """``work``; on a damaged file, once more on a new one, the old one set aside (never deleted)."""
+        try:
+            return work()
+        except sqlite3.DatabaseError as error:
+            if not is_damaged_database(error):
+                raise
+        self.close()
+        aside = set_aside(self.path)
+        if self.on_damage is not None:
+            self.on_damage(self.path, aside)
+        return work()
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

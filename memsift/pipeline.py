@@ -6,7 +6,9 @@
 >>> for step in result.trace: print(step.stage, step.verdict, f"{step.elapsed * 1000:.2f} ms")
 
 Fail open: a stage that raises ends the path with nothing added and the error
-in the trace. A hook built on this never breaks the agent.
+in the trace. A hook built on this never breaks the agent; and it is not
+off in silence: the failure is written to the health file, whose next news
+tells the agent in one line that memory is off, and again once it works.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ S = TypeVar("S", bound=_Path)
 
 def run(stages: Sequence[Stage], services: Services, state: S) -> S:
     """Apply the stages in order until one ends the path."""
+    health = services.health
+    broken = health.broken_names() if health is not None else set()  # one read: usually none
     for stage in stages:
         t0 = time.perf_counter()
         name = getattr(stage, "__name__", type(stage).__name__)
@@ -35,9 +39,14 @@ def run(stages: Sequence[Stage], services: Services, state: S) -> S:
         except EndPath as end:
             return _charged(end.state, services, before, steps)  # type: ignore[return-value]
         except Exception as exc:  # fail open: nothing added, the trace says why
-            failed = state.log(name, "error", t0, why=f"{type(exc).__name__}: {exc}")
+            why = f"{type(exc).__name__}: {exc}"
+            if health is not None:
+                health.broken(stage_name(name), why)
+            failed = state.log(name, "error", t0, why=why)
             return _charged(failed.end(name, f"failed: {type(exc).__name__}"), services, before, steps)
         state = _charged(state, services, before, steps)
+        if health is not None and stage_name(name) in broken:
+            health.succeeded(stage_name(name))
         if state.stopped_by:
             return state
     return state
@@ -60,6 +69,11 @@ def _charged(state: S, services: Services, before: Usage | None, steps: int) -> 
     return evolve(state, trace=(*rest, evolve(last, usage=usage)))
 
 
+def stage_name(name: str) -> str:
+    """How the health file and the notices name a stage."""
+    return f"the {name} stage"
+
+
 def recall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES) -> Recall:
     """What memory adds to this message, and the trace of why."""
     state = run(stages, services, Sift(message=message))
@@ -72,19 +86,17 @@ def recall(message: Message, services: Services, stages: Sequence[Stage] = RECAL
 
 
 def health_news(services: Services, session: str) -> str | None:
-    """A remote service came back (or went away) since this session last heard: say so once.
+    """What changed since this session last heard, said once: a remote service in use came back
+    or went away, memory went off or came back on, a damaged file was set aside.
 
     >>> health_news(services, "s1")
     'memory paused: Cognee at http://127.0.0.1:8000 unreachable since 14:02; reminders are off'
     """
     if services.health is None:
         return None
-    for service in (services.decider, services.store):
-        if service is not None and is_remote(service):
-            news = services.health.notice(service.name, session)
-            if news:
-                return news
-    return None
+    in_use = [service.name for service in (services.decider, services.store)
+              if service is not None and is_remote(service)]
+    return services.health.news(session, in_use)
 
 
 def retain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from .config import Config
-from .files import locked, write_atomically
+from .files import locked, read_regular, set_aside, write_atomically
 from .notes import NotesFile
 from .revise import DuplicateReviser
 from .types import Decider, Notebook, Redactor, Reviser, Store
@@ -34,18 +34,23 @@ class Services:
     reviser: Reviser
     config: Config
     store: Store | None = None
-    health: Health | None = None  # only with a remote service: the embedded ones do not fail
-    outbox: Outbox | None = None  # only for a remote store: a local write needs none
+    health: Health | None = None  # breakers of remote services, and memsift's own troubles
+    outbox: Outbox | None = None  # what the store has yet to confirm
     session_log: SessionLog | None = None
     # Files the agent loads into its context itself (CLAUDE.md, AGENTS.md): what they state is not added.
     loaded_files: tuple[Path, ...] = ()
 
 
+OnDamage = Callable[[Path, Path], None]
+"""Told that a file memsift owns was damaged: its path, and the name it was set aside as."""
+
+
 class SessionLog:
     """Which items this session was already given, so it is not given them twice."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, on_damage: OnDamage | None = None) -> None:
         self.folder = folder
+        self.on_damage = on_damage
 
     def _path(self, session: str) -> Path:
         return self.folder / (re.sub(r"[^A-Za-z0-9._-]", "_", session)[:120] + ".json")
@@ -53,10 +58,19 @@ class SessionLog:
     def given(self, session: str) -> set[str]:
         if not session:
             return set()
+        path = self._path(session)
         try:
-            return set(json.loads(self._path(session).read_text(encoding="utf-8")))
-        except (FileNotFoundError, ValueError):
+            ids = json.loads(read_regular(path))
+        except FileNotFoundError:
             return set()
+        except (OSError, ValueError):
+            ids = None
+        if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+            return set(ids)
+        aside = set_aside(path)  # junk: kept for whoever wants to look, and the session starts afresh
+        if self.on_damage is not None:
+            self.on_damage(path, aside)
+        return set()
 
     def record(self, session: str, ids: Iterable[str]) -> None:
         if not session:
@@ -68,31 +82,31 @@ class SessionLog:
 
 def open_services(config: Config, project_root: str | os.PathLike[str] = ".") -> Services:
     """The services the config names, embedded ones by default."""
+    from .health import Health
+    from .outbox import Outbox
     from .redact import PatternRedactor
 
     folder = config.project_dir(project_root)
-    remote = config.store == "cognee" or _remote_decider(config)
+    health = Health(config.home, cooldown=config.breaker_cooldown)  # reads nothing until asked
     common = dict(
         decider=_decider(config),
         notebook=NotesFile(folder / "notes.md"),
         redactor=PatternRedactor(),
         reviser=DuplicateReviser(),
         config=config,
-        session_log=SessionLog(config.home / "sessions"),
+        session_log=SessionLog(config.home / "sessions", health.damaged),
+        health=health,
     )
-    if remote:
-        from .health import Health
-
-        common["health"] = Health(config.home, cooldown=config.breaker_cooldown)
     if config.store == "cognee":
-        from .outbox import Outbox
         from .stores.cognee import CogneeStore
 
-        return Services(store=CogneeStore.from_config(config), outbox=Outbox(config.home / "outbox.sqlite"),
-                        **common)
+        return Services(store=CogneeStore.from_config(config),
+                        outbox=Outbox(config.home / "outbox.sqlite", on_damage=health.damaged), **common)
     from .stores.sqlite import SQLiteStore
 
-    return Services(store=SQLiteStore(folder / "store.sqlite"), **common)
+    # The embedded store has an outbox too: an exchange kept while its write failed goes in later.
+    return Services(store=SQLiteStore(folder / "store.sqlite", on_damage=health.damaged),
+                    outbox=Outbox(folder / "outbox.sqlite", on_damage=health.damaged), **common)
 
 
 def _decider(config: Config) -> Decider:

@@ -46,6 +46,14 @@ class BadInput(Exception):
     """The payload is not what the agent's hook contract promises."""
 
 
+class MemoryOff(BadInput):
+    """The settings do not load: nothing is done, and the agent hears why once per session."""
+
+    def __init__(self, why: str, notice: str | None) -> None:
+        super().__init__(f"settings: {why}")
+        self.notice = notice
+
+
 def main(args: Sequence[str]) -> int:
     agent = _agent(args[0]) if len(args) == 2 else None
     if agent is None or args[1] not in EVENTS:
@@ -81,8 +89,14 @@ def prompt(agent: Agent, payload: Payload) -> None:
         turns.pop()  # the agent already wrote this very prompt down
     message = Message(text, tuple(Turn(role, said) for role, said in turns[-RECENT_TURNS:]),
                       _optional(payload, "session_id"))
-    with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
-        result = recall(message, _services(agent, payload, with_loaded_files=True))
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
+            services = _services(agent, payload, with_loaded_files=True)
+    except MemoryOff as off:
+        _say("UserPromptSubmit", "", off.notice)
+        raise
+    with contextlib.redirect_stdout(sys.stderr):
+        result = recall(message, services)
     _say("UserPromptSubmit", result.text, result.notice)
     _decided(agent, "UserPromptSubmit", payload, result)
 
@@ -130,13 +144,12 @@ def session_start(agent: Agent, payload: Payload) -> None:
     Only what is known is told (a breaker an earlier hook opened, settings that
     do not load): no service is called, the session does not wait on one.
     """
-    from memsift.errors import MemsiftError
     from memsift.pipeline import health_news
 
     try:
         notice = health_news(_services(agent, payload), _optional(payload, "session_id"))
-    except MemsiftError as exc:
-        notice = f"memory off: the settings do not load ({' '.join(str(exc).split())})"
+    except MemoryOff as off:
+        notice = off.notice
     _say("SessionStart", "", notice)
 
 
@@ -166,15 +179,16 @@ def _agent(name: str) -> Agent | None:
 
 
 def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False) -> Services:
-    """The services for the project around the payload's cwd."""
+    """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load."""
     from attrs import evolve
 
-    from memsift.config import load_config
+    from memsift.guarded import open_guarded
     from memsift.project import project_root
-    from memsift.services import open_services
 
     root = project_root(_required(payload, "cwd"))
-    services = open_services(load_config(), root)
+    services, why, notice = open_guarded(root, _optional(payload, "session_id"))
+    if services is None:
+        raise MemoryOff(why, notice)
     if with_loaded_files:  # paths only: the files are read if recall is about to add something
         services = evolve(services, loaded_files=agent.loaded_files(payload, root))
     return services

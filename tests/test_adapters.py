@@ -334,17 +334,20 @@ def test_codex_stop_reads_the_answer_from_the_rollout_when_the_payload_has_none(
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_a_broken_config_is_one_line_on_stderr_or_in_the_log_of_the_detached_retain(agent, home, project,
-                                                                                    tmp_path):
+def test_a_broken_config_is_told_to_the_agent_once_and_one_line_in_the_log_of_the_detached_retain(
+        agent, home, project, tmp_path):
     home.mkdir()
     (home / "config.toml").write_text("store = 'embedded'\nbogus = 1\n")
     transcript = TRANSCRIPTS[agent](tmp_path / "t.jsonl", [("user", INCIDENT)])
 
     prompt = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION), home, project)
+    again = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION), home, project)
     stop = run_hook(agent, "stop", stop_payload(agent, project, transcript, FIX), home, project)
 
-    assert prompt.returncode == stop.returncode == 0
-    assert prompt.stdout == stop.stdout == stop.stderr == b""
+    assert prompt.returncode == again.returncode == stop.returncode == 0
+    told = json.loads(prompt.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert told.startswith("memory off: memsift's settings: ") and "bogus" in told and "\n" not in told
+    assert again.stdout == stop.stdout == stop.stderr == b""  # once per session
     assert "bogus" in one_line_on_stderr(prompt)
     [line] = wait_for(lambda: hooks_log(home).splitlines())
     assert line.startswith(f"memsift: {AGENT_NAMES[agent]} Stop hook: ") and "bogus" in line
@@ -461,7 +464,7 @@ def test_session_start_says_in_one_line_that_the_settings_do_not_load(agent, hom
 
     assert result.returncode == 0
     notice = session_start_notice(result)
-    assert notice.startswith("memory off: the settings do not load") and "bogus" in notice
+    assert notice.startswith("memory off: memsift's settings: ") and "bogus" in notice and "\n" not in notice
 
 
 @pytest.mark.parametrize("agent", AGENTS)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..errors import ConfigurationError, DeadlineExceeded, MemsiftError, ServiceUnavailable
+from ..health import public_name
 from ..remote import read_within
 from ..types import Usage
 
@@ -53,7 +54,7 @@ def checked_name(url: str | None, what: str = "decider") -> str:
     """
     parts = urllib.parse.urlsplit(url or "")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(f"MEMSIFT_DECIDER_URL must be an http(s) URL, not {url!r}")
+        raise ConfigurationError(f"MEMSIFT_DECIDER_URL must be an http(s) URL, not {public_name(url or '')!r}")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{what} at {host}" + (f":{parts.port}" if parts.port else "")
 

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from ..health import public_name
 from ..remote import read_within
 from ..types import Item
 
@@ -69,7 +70,7 @@ class CogneeStore:
                  connect_timeout: float = 0.5, transport: httpx.BaseTransport | None = None) -> None:
         _check_settings(url, dataset, api_key, user, password)
         self.url = url.rstrip("/")
-        self.name = f"Cognee at {self.url}"
+        self.name = f"Cognee at {public_name(self.url)}"  # shown in notices: no credentials
         self.dataset = dataset
         self.source = f"cognee:{dataset}"
         # Without access control a dataset name does not scope a search; this node set does.
@@ -368,7 +369,7 @@ def _check_settings(url: str, dataset: str, api_key: str | None, user: str | Non
                     password: str | None) -> None:
     parts = urllib.parse.urlsplit(url or "")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(f"MEMSIFT_COGNEE_URL must be an http(s) URL, not {url!r}")
+        raise ConfigurationError(f"MEMSIFT_COGNEE_URL must be an http(s) URL, not {public_name(url)!r}")
     if not dataset:
         raise ConfigurationError("MEMSIFT_DATASET must not be empty")
     if api_key and (user or password):

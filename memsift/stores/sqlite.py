@@ -11,16 +11,20 @@ Works offline on a fresh machine with nothing but Python's own sqlite3.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..bounds import query_terms
+from ..errors import ServiceUnavailable
+from ..files import is_damaged_database, private_file, set_aside
 from ..text import content_words
 from ..types import Item
 
 if TYPE_CHECKING:
     import sqlite3
+
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS passages (id TEXT PRIMARY KEY, text TEXT NOT NULL, source TEXT NOT NULL);
@@ -51,8 +55,9 @@ class SQLiteStore:
     name = "embedded store"
     remote = False  # runs in-process: no breaker to mind
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, on_damage: Callable[[Path, Path], None] | None = None) -> None:
         self.path = path
+        self.on_damage = on_damage  # told when a damaged file was set aside and a new one made
         self._db: sqlite3.Connection | None = None
         # One connection, used from deadline threads: a call abandoned past its
         # deadline may still be running when the next one (or close) comes.
@@ -62,7 +67,7 @@ class SQLiteStore:
         if self._db is None:
             import sqlite3  # on first use: a quiet message never opens the store
 
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             # check_same_thread off: calls run in a deadline thread (budget.within).
             db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
             db.executescript(_SCHEMA)
@@ -70,24 +75,47 @@ class SQLiteStore:
         return self._db
 
     def add(self, items: Sequence[Item], *, timeout: float) -> None:
-        with self._lock, self._connect() as db:
-            db.executemany(
-                "INSERT OR IGNORE INTO passages (id, text, source) VALUES (?, ?, ?)",
-                [(item.id, item.text, item.source) for item in items],
-            )
+        def insert(db: sqlite3.Connection) -> None:
+            with db:
+                db.executemany(
+                    "INSERT OR IGNORE INTO passages (id, text, source) VALUES (?, ?, ?)",
+                    [(item.id, item.text, item.source) for item in items],
+                )
+
+        self._healing(insert)
 
     def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
         match = match_any(query)
         if match is None:
             return []
-        with self._lock:
-            rows = self._connect().execute(
-                "SELECT p.id, p.text, p.source, bm25(passages_fts) FROM passages_fts"
-                " JOIN passages p ON p.rowid = passages_fts.rowid"
-                " WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
-                (match, limit),
-            ).fetchall()
+        rows = self._healing(lambda db: db.execute(
+            "SELECT p.id, p.text, p.source, bm25(passages_fts) FROM passages_fts"
+            " JOIN passages p ON p.rowid = passages_fts.rowid"
+            " WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
+            (match, limit),
+        ).fetchall())
         return [Item(id_, text, "passage", source, -rank) for id_, text, source, rank in rows]
+
+    def _healing(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` on the database; on a damaged file, once more on a new one, the old set aside."""
+        import sqlite3
+
+        with self._lock:
+            try:
+                return work(self._connect())
+            except sqlite3.DatabaseError as error:
+                if not is_damaged_database(error):  # locked, disk full: the outbox tries again later
+                    raise ServiceUnavailable(f"{self.name}: {error}") from error
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None
+                aside = set_aside(self.path)
+                if self.on_damage is not None:
+                    self.on_damage(self.path, aside)
+            try:
+                return work(self._connect())
+            except sqlite3.DatabaseError as error:
+                raise ServiceUnavailable(f"{self.name}: {error}") from error
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,77 @@
+"""The two paths as a hook or the command line runs them: settings read, services opened, and
+memory never off in silence.
+
+When the settings cannot be read (a typo in ``config.toml``, a bad
+``MEMSIFT_*`` value) or the services cannot be opened, nothing is recalled
+or retained, and the agent is told why in one line, once per session and
+again when it changes, through the same health file as a paused service:
+
+>>> guarded_recall(Message("why did we pick Stripe?", session="s1"), "/src/shop").notice
+"memory off: memsift's settings: .../config.toml: unknown settings ['stroe']; reminders are off"
+
+Once the settings read again, the next path closes the entry, and a session
+that heard "memory off" hears "memory back on" once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from .errors import MemsiftError
+from .health import Health
+from .pipeline import recall, retain
+from .services import Services
+from .types import Exchange, Message, Recall, Retained
+
+SETTINGS = "memsift's settings"  # the health file's name for a configuration that does not load
+
+
+class Opened(NamedTuple):
+    """The services; or None, why not, and the line for the agent (None when it already heard it)."""
+
+    services: Services | None
+    why: str = ""
+    notice: str | None = None
+
+
+def guarded_recall(message: Message, project_root: str | os.PathLike[str],
+                   environ: Mapping[str, str] | None = None) -> Recall:
+    """``recall`` with the services the settings name, or nothing added and a notice why not."""
+    services, why, notice = open_guarded(project_root, message.session, environ)
+    if services is None:
+        return Recall("", (), None, (), f"settings: {why}", notice)
+    return recall(message, services)
+
+
+def guarded_retain(exchange: Exchange, project_root: str | os.PathLike[str],
+                   environ: Mapping[str, str] | None = None) -> Retained:
+    """``retain`` with the services the settings name, or nothing kept and a notice why not."""
+    services, why, notice = open_guarded(project_root, exchange.session, environ)
+    if services is None:
+        return Retained(False, None, (), (), (), f"settings: {why}", notice)
+    return retain(exchange, services)
+
+
+def open_guarded(project_root: str | os.PathLike[str], session: str,
+                 environ: Mapping[str, str] | None = None) -> Opened:
+    """The services the settings name, or why memory is off (recorded, and said once per session).
+
+    >>> open_guarded("/src/shop", "s1").services.config.store
+    'embedded'
+    """
+    from .config import default_home, load_config
+    from .services import open_services
+
+    environ = os.environ if environ is None else environ
+    health = Health(default_home(environ))
+    try:
+        services = open_services(load_config(environ), project_root)
+    except Exception as exc:  # a settings error above all; whatever it is, memory is off: say so
+        why = str(exc) if isinstance(exc, MemsiftError) else f"{type(exc).__name__}: {exc}"
+        health.broken(SETTINGS, why)
+        return Opened(None, why, health.notice(SETTINGS, session))
+    if SETTINGS in health.broken_names():
+        health.succeeded(SETTINGS)
+    return Opened(services)
