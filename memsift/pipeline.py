@@ -20,7 +20,7 @@ from typing import TypeVar
 from attrs import evolve
 
 from .services import Services
-from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, is_remote
+from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, is_remote, stage_name
 from .types import Exchange, Message, Recall, Retained, Step, Usage
 
 S = TypeVar("S", bound=_Path)
@@ -67,11 +67,6 @@ def _charged(state: S, services: Services, before: Usage | None, steps: int) -> 
         return state
     *rest, last = state.trace
     return evolve(state, trace=(*rest, evolve(last, usage=usage)))
-
-
-def stage_name(name: str) -> str:
-    """How the health file and the notices name a stage."""
-    return f"the {name} stage"
 
 
 def recall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES) -> Recall:

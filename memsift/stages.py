@@ -20,7 +20,7 @@ from attrs import evolve, field, frozen
 from .bounds import EXCHANGE_CHARS, MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
 from .budget import within
 from .config import Config
-from .errors import ConfigurationError, ServiceUnavailable
+from .errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
 from .health import REFUSED
 from .notes import exchange_id, one_line
 from .services import Services
@@ -97,6 +97,7 @@ def call_service(services: Services, state: _Path, stage: str, target: Decider |
     """
     service = target.name
     health = services.health if is_remote(target) else None
+    troubles = services.health  # a local service failing is no outage to wait out: memory is off
     if health is not None and not health.allows(service):
         paused = state.log(stage, "paused", since, why=f"{service} is paused")
         raise EndPath(evolve(paused.end(stage, f"{service} paused"),
@@ -108,6 +109,8 @@ def call_service(services: Services, state: _Path, stage: str, target: Decider |
         refused = isinstance(exc, ConfigurationError)
         if health is not None:
             health.failed(service, f"{REFUSED}: {exc}" if refused else str(exc))
+        elif troubles is not None and not isinstance(exc, DeadlineExceeded):
+            troubles.broken(stage_name(stage), f"{service}: {exc}")  # closed by the stage's next success
         notice = health.notice(service, _session(state)) if health is not None else None
         ended = state.log(stage, "misconfigured" if refused else "unavailable", since, why=f"{service}: {exc}")
         why = f"{service} {REFUSED}: {exc}" if refused else f"{service} unavailable"
@@ -115,6 +118,11 @@ def call_service(services: Services, state: _Path, stage: str, target: Decider |
     if health is not None:
         health.succeeded(service)
     return result
+
+
+def stage_name(name: str) -> str:
+    """How the health file and the notices name a stage."""
+    return f"the {name} stage"
 
 
 def is_remote(service: Decider | Store) -> bool:
@@ -532,7 +540,11 @@ NOVEL_OVERLAP = 0.3  # below this share of words two lines are not on the same s
 
 
 def append_notes(services: Services, state: Keep) -> Keep:
+    """The note line goes in, after the store's item is queued: a crash between the two then
+    leaves an item to send, never a note the store will not hear of."""
     t0 = time.perf_counter()
+    if services.outbox is not None and services.store is not None:
+        services.outbox.put([passage(state)])
     services.notebook.append([state.line])
     return evolve(state, lines=(state.line,)).log("notes", "appended", t0)
 
@@ -552,13 +564,12 @@ def revise(services: Services, state: Keep) -> Keep:
 
 
 def sync(services: Services, state: Keep) -> Keep:
-    """Send the kept exchange to the store, whole; through the outbox when the store is remote."""
+    """Send the kept exchange to the store, whole, through the outbox: what cannot go now goes later."""
     t0 = time.perf_counter()
     store = services.store
     if store is None:
         return state.log("sync", "no store", t0)
-    text = f"{state.exchange.user}\n\n{state.exchange.assistant}"
-    item = Item(exchange_id(state.exchange), text, "passage", f"memsift:{state.category}")
+    item = passage(state)
     deadline = services.config.store_deadline
     if services.outbox is None:
         call_service(services, state, "sync", store, deadline, t0, store.add, [item], timeout=deadline)
@@ -569,6 +580,28 @@ def sync(services: Services, state: Keep) -> Keep:
     return state.log("sync", f"{sent} sent", t0, why=f"{services.outbox.pending()} pending")
 
 
+def passage(state: Keep) -> Item:
+    """The store's item for a kept exchange: the whole of it, redacted."""
+    text = f"{state.exchange.user}\n\n{state.exchange.assistant}"
+    return Item(exchange_id(state.exchange), text, "passage", f"memsift:{state.category}")
+
+
+def catch_up(services: Services, state: Keep) -> Keep:
+    """Send what earlier retains queued and could not send (the store was away, its file damaged),
+    whether or not this exchange is kept. A store still away leaves them queued; the path goes on."""
+    outbox, store = services.outbox, services.store
+    if outbox is None or store is None or not outbox.pending():
+        return state
+    t0 = time.perf_counter()
+    deadline = services.config.store_deadline
+    try:
+        sent = call_service(services, state, "catch_up", store, deadline, t0, outbox.drain, store,
+                            timeout=deadline)
+    except EndPath as away:
+        return evolve(state, notice=away.state.notice).log("catch_up", "store unavailable", t0)
+    return state.log("catch_up", f"{sent} sent", t0, why=f"{outbox.pending()} pending")
+
+
 RECALL_STAGES: tuple[Stage, ...] = (redact, classify, notes, gate, search, judge, dedupe, render)
 EVERY_MESSAGE_STAGES: tuple[Stage, ...] = (redact, search, take_all, render)
-RETAIN_STAGES: tuple[Stage, ...] = (redact_exchange, keep, distill, novel, append_notes, revise, sync)
+RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, keep, distill, novel, append_notes, revise, sync)

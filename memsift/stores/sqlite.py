@@ -103,6 +103,8 @@ class SQLiteStore:
         with self._lock:
             try:
                 return work(self._connect())
+            except OSError as error:  # its folder or file cannot be made or opened
+                raise ServiceUnavailable(f"{self.name}: {error}") from error
             except sqlite3.DatabaseError as error:
                 if not is_damaged_database(error):  # locked, disk full: the outbox tries again later
                     raise ServiceUnavailable(f"{self.name}: {error}") from error
