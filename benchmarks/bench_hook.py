@@ -66,13 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     python = args.python or installed_wheel()
     script = [str(python), str(python.parent / "memsift")]
     with tempfile.TemporaryDirectory(prefix="memsift-bench-hook-") as tmp:
-        project, user = Path(tmp, "shop"), Path(tmp, "user")
-        project.mkdir()
-        (project / ".git").mkdir()
-        # memsift's home where a user's is by default (no MEMSIFT_HOME): under a fresh HOME.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")
-               and k not in ("PYTHONDONTWRITEBYTECODE", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_DATA_HOME")}
-        env["HOME"] = str(user)
+        project, env = fresh_user(tmp)
         seed(python, project, env, hundred_notes())
         transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
         hook = lambda agent, event: [*script, "hook", agent, event]  # noqa: E731
@@ -117,6 +111,18 @@ def installed_wheel() -> Path:
                        check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True)  # its dependencies
     return python
+
+
+def fresh_user(tmp: str) -> tuple[Path, dict[str, str]]:
+    """A project (a git checkout) in ``tmp``, and the environment of a user with a fresh HOME: memsift's
+    home where a user's is by default (no MEMSIFT_HOME)."""
+    project, user = Path(tmp, "shop"), Path(tmp, "user")
+    project.mkdir()
+    (project / ".git").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIFT_")
+           and k not in ("PYTHONDONTWRITEBYTECODE", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_DATA_HOME")}
+    env["HOME"] = str(user)
+    return project, env
 
 
 def seed(python: Path, project: Path, env: dict[str, str], notes: list[str]) -> None:

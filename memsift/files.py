@@ -63,7 +63,10 @@ def write_atomically(path: Path, text: str) -> None:
 
 def private_folder(folder: Path) -> None:
     """Make ``folder`` and its missing parents, readable by their owner only."""
-    folder.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    if folder.is_dir():
+        return
+    private_folder(folder.parent)  # mkdir(parents=True) would give the parents the umask's mode
+    folder.mkdir(mode=PRIVATE_DIR, exist_ok=True)
 
 
 def private_file(path: Path) -> None:

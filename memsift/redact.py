@@ -100,6 +100,38 @@ def handed_over(match: "re.Match[str]", kind: str) -> Verdict | None:
     return random_value(match, kind)
 
 
+def said_in_prose(match: "re.Match[str]", kind: str) -> Verdict | None:
+    """Judge for a value a sentence hands over after a credential word (`use key X and secret Y`,
+    `le mot de passe est X`): it must read as generated, nothing between the word and it may
+    say it is an id, a hash or a commit, and the word may not name a key that is no secret."""
+    begin, end = match.span("secret")
+    text, value = match.string, match["secret"].rstrip(".")  # the sentence's end is not the secret's
+    end = begin + len(value)
+    if text[match.start() - 1 : match.start()] in (":", "/", "_", "-", ".") or text[end : end + 1] in ("(", "["):
+        return None  # `...:secret:prod/db`, `token(`: a field of a name, a call
+    lead = text[max(0, match.start() - 24) : match.start()].lower().split()
+    gap = match["gap"].lower()
+    if gap.find(")") > gap.find("(") == -1:
+        return None  # the word sat in a parenthesis that closed: `(not secret), service MG...`
+    if (lead and lead[-1].strip("`'\"(") in _NOT_SECRET_KEYS) or any(
+        re.search(r"(?<![a-z])" + word + r"(?![a-z])", gap) for word in _NAMES_OF_NON_SECRETS
+    ):
+        return None
+    quote = text[begin - 1 : begin]
+    if quote in ("`", "'", '"') and text[end : end + 1] != quote:
+        return None  # a quoted value the pattern stopped inside: the assignment rule takes it whole
+    if "=" in gap or "=" in value.rstrip("=") or re.fullmatch(_CODE_REFERENCE, value):
+        return None  # `name = value` is the assignment rule's; `attempts=3` is a log field
+    if value.startswith(_PUBLISHABLE_PREFIXES) or re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value):
+        return None  # a key meant to be public, an e-mail address
+    if match["word"].lower().startswith(_PASSWORD_WORDS):
+        classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + _has_digit(value)
+                   + any(not c.isalnum() for c in value))
+        generated = len(value) >= 8 and classes >= 3 and not _looks_like_placeholder(value)
+        return (begin, end, "password") if generated or _looks_random(value) else None
+    return (begin, end, kind) if _looks_random(value) else None
+
+
 def basic_credentials(match: "re.Match[str]", kind: str) -> Verdict | None:
     """Judge for `Basic <base64>`: only what decodes to `user:password`."""
     import binascii
@@ -281,6 +313,23 @@ _NOT_CREDENTIAL_NAMES = (
     "public", "publishable", "primary", "foreign", "sort", "partition", "cache", "lock", "dedup", "unique",
     "lookup", "max", "num", "count", "limit", "usage",
 )
+# Credential words of prose, in the languages developers write to an agent in.
+_PROSE_WORDS = (
+    r"api[ _-]?keys?|access[ _-]?keys?|secret[ _-]?keys?|private[ _-]?keys?|keys?|secrets?|tokens?|"
+    r"passwords?|passphrases?|passwd|pwd|pass|credentials?|creds|"
+    r"mots? de passe|cl(?:e|\u00e9)s?|jetons?|passw(?:o|\u00f6)rt|kennwort|(?:api-)?schl(?:u|\u00fc)ssel|"
+    r"contrase(?:n|\u00f1)as?|claves?|wachtwoord|sleutel|senhas?|chaves?|parola|chiave"
+)
+_PASSWORD_WORDS = ("pass", "pwd", "mot", "passw", "kennwort", "contrase", "wachtwoord", "senha", "parola")
+# A word between the credential word and the value that says the value is not the credential.
+_NAMES_OF_NON_SECRETS = (
+    "commit", "commits", "sha", "sha1", "sha256", "sha-256", "hash", "hashes", "digest", "checksum",
+    "fingerprint", "id", "ids", "uuid", "guid", "rev", "revision", "version", "build", "request", "trace",
+    "span", "job", "run", "issue", "ticket", "pr", "branch", "tag", "etag", "nonce", "salt", "kid", "serial",
+)
+_NOT_SECRET_KEYS = frozenset(_NOT_CREDENTIAL_NAMES) | {"ssh", "gpg", "pgp", "host"}
+
+
 _PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ")
 _KIND_BY_WORD = {"token": "token", "key": "api-key", "auth": "secret", "secret": "secret", "credential": "secret"}
 _CODE_REFERENCE = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"
@@ -548,6 +597,17 @@ RULES: tuple[Rule, ...] = (
          r"(?i)\b(?:tokens?|api[ _-]?keys?|secrets?|passwords?|credentials?)\b[^\n:=]{0,60}?[:=][ \t]{0,4}"
          r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_.:+/=-]{19,255})",
          mentioning("token", "key", "secret", "password", "credential"), handed_over),
+    # A value a sentence hands over, in any phrasing: "use key X and secret Y", "secret key X",
+    # "the api key for staging, use X", "le mot de passe est `X`". Nothing but a blank, a few words
+    # and punctuation may stand between: not a line break, not another value's quotes.
+    Rule("token",
+         r"(?i)(?<![\w-])(?P<word>" + _PROSE_WORDS + r")(?![\w-])(?P<gap>(?:[^\n`'\"]|(?<=[A-Za-z])'(?=[A-Za-z])){0,60}?)[`'\"]?"
+         # A digit or a symbol in it: a plain word ("servidor") would end the match before the value.
+         r"(?=[A-Za-z0-9_+/=.~!@#$%^&*-]{0,255}[0-9_+/=~!@#$%^&*])"
+         r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_+/=.~!@#$%^&*-]{7,255})(?![\w+/=~!@#$%^&*-])",
+         mentioning("key", "secret", "token", "pass", "pwd", "cred", "cle", "clé", "jeton", "schl", "kennwort",
+                    "contrase", "clave", "wachtwoord", "sleutel", "senha", "chave", "parola", "chiave"),
+         said_in_prose),
     # Anything assigned to a name that says it holds a credential.
     Rule("secret", _ASSIGNMENT, _may_assign_credential, assignment),
 )

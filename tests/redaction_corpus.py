@@ -928,3 +928,86 @@ LOOK_ALIKES: list[LookAlike] = [
     LookAlike("terraform-var-ref", 'password = var.db_password\ntoken    = data.vault_generic_secret.api.data["token"]'),
     LookAlike("docker-compose-secret-file", "secrets:\n  db_password:\n    file: ./secrets/db_password.txt\n"),
 ]
+
+
+# --- credentials handed over in prose ------------------------------------------------------
+# A sentence, not an assignment: the credential follows a word that names it, in the
+# phrasings (and languages) people write to an agent in. Drawn from a seed of their own,
+# so the entries above keep their values.
+
+_prose_rng = random.Random(20261201)
+
+
+def _prose_draw(alphabet: str, length: int) -> str:
+    return "".join(_prose_rng.choice(alphabet) for _ in range(length))
+
+
+def _prose_password() -> str:
+    """A human-made password: letters, digits and a symbol, 10 to 14 characters."""
+    body = _prose_draw(string.ascii_lowercase, 4) + _prose_draw(string.ascii_uppercase, 2) + _prose_draw(string.digits, 3)
+    return body + _prose_rng.choice("#!%&*@") + _prose_draw(ALNUM, _prose_rng.randrange(0, 5))
+
+
+def _prose(name: str, template: str, *secrets: str) -> list[Credential]:
+    """One entry per secret the sentence holds: each must go."""
+    text = template.format(*secrets)
+    return [Credential(name, text, secret) for secret in secrets]
+
+
+PROSE_CREDENTIALS: list[Credential] = [
+    *_prose("prose-secret-key", "secret key {}", _prose_draw(B64, 40)),
+    *_prose("prose-key-and-secret", "use key {} and secret {} for the sandbox account",
+            _prose_draw(ALNUM, 24), _prose_draw(ALNUM, 40)),
+    *_prose("prose-api-key-use", "the api key for staging, use {}", _prose_draw(HEX, 32)),
+    *_prose("prose-my-token-is", "my token is {} if you need to call the API yourself", _prose_draw(ALNUM, 40)),
+    *_prose("prose-password-backticks", "the password for the admin panel is `{}`, please rotate it after", _prose_password()),
+    *_prose("prose-key-quoted", "here's the staging API key, '{}', don't commit it", _prose_draw(URLSAFE, 32)),
+    *_prose("prose-token-double-quotes", 'Token "{}" works for the webhook test', _prose_draw(ALNUM, 36)),
+    *_prose("prose-deploy-key", "the deploy key? it's {}", _prose_draw(LOWER_ALNUM, 32)),
+    *_prose("prose-webhook-secret", "I rotated the webhook secret, the new one is {}.", _prose_draw(ALNUM, 32)),
+    *_prose("prose-creds-pass", "creds for the VPN: user deploy, pass {}", _prose_password()),
+    *_prose("prose-passphrase", "ok the passphrase for the signing step is {} (temporary)", _prose_password()),
+    *_prose("prose-api-key-arrow", "API key (prod) -> {}", _prose_draw(ALNUM, 32)),
+    *_prose("prose-secret-for", "the client secret for the OAuth app is {} and it expires in May",
+            _prose_draw(URLSAFE, 40)),
+    *_prose("prose-token-then", "try again with token {} then tell me the status code", _prose_draw(HEX, 40)),
+    *_prose("prose-access-key-and-secret-key", "access key {} / secret key {}",
+            _prose_draw(UPPER_ALNUM, 20), _prose_draw(B64, 40)),
+    *_prose("prose-french-password", "le mot de passe de la base de staging est {}", _prose_password()),
+    *_prose("prose-french-key", "voici la clé API de prod : {}", _prose_draw(ALNUM, 32)),
+    *_prose("prose-french-token", "le jeton d'accès c'est {}, il expire demain", _prose_draw(ALNUM, 40)),
+    *_prose("prose-german-key", "der API-Schlüssel lautet {}", _prose_draw(ALNUM, 32)),
+    *_prose("prose-german-password", "das Passwort für staging ist `{}`", _prose_password()),
+    *_prose("prose-spanish-password", "la contraseña del servidor es {}", _prose_password()),
+    *_prose("prose-spanish-key", "usa la clave {} para el entorno de pruebas", _prose_draw(ALNUM, 32)),
+    *_prose("prose-dutch-password", "het wachtwoord is {} voor de testomgeving", _prose_password()),
+    *_prose("prose-portuguese-password", "a senha do banco é {}", _prose_password()),
+    *_prose("prose-italian-key", "la chiave API è {}", _prose_draw(ALNUM, 32)),
+]
+
+# Prose that names a credential and quotes a hash, an id or a commit as such: left alone.
+PROSE_LOOK_ALIKES: list[LookAlike] = [
+    LookAlike("prose-key-fix-commit", f"the key fix is in commit {_prose_draw(HEX, 40)}"),
+    LookAlike("prose-token-commit-backticks", f"the token refresh race was fixed by commit `{_prose_draw(HEX, 40)}`"),
+    LookAlike("prose-secret-sha256", f"the secret file has sha256 {_prose_draw(HEX, 64)} on both hosts"),
+    LookAlike("prose-key-id-uuid", f"key id {uuid4()} was rotated on Monday"),
+    LookAlike("prose-password-reset-request", f"the password reset request {_prose_draw(HEX, 32)} failed with 500"),
+    LookAlike("prose-token-trace-id", f"the token endpoint returned trace id {_prose_draw(HEX, 32)}"),
+    LookAlike("prose-public-key-fingerprint", f"ssh key fingerprint SHA256:{_prose_draw(B64, 43)}"),
+    LookAlike("prose-api-key-hash", f"we store the api key hash (sha1) {_prose_draw(HEX, 40)}, never the key"),
+    LookAlike("prose-secret-rotation-job", f"secret rotation job {_prose_draw(LOWER_ALNUM, 24)} finished at 03:00"),
+    LookAlike("prose-idempotency-key", f"the idempotency key {_prose_draw(ALNUM, 32)} was reused by the retry"),
+    LookAlike("prose-primary-key", f"primary key {uuid4()} is duplicated in orders"),
+    LookAlike("prose-token-issue", "the token bug is tracked in issue ENG-48213 and PR #9921"),
+    LookAlike("prose-password-log-field", "WARN password attempts=3 locked=false for user=42"),
+    LookAlike("prose-token-email", "the token was mailed to jane.doe2024@acme.io yesterday"),
+    LookAlike("prose-key-in-vault-path", "the key is in vault at secret/data/prod/api, read it from there"),
+    LookAlike("prose-password-identifier", "password_reset_token_expiry_in_seconds is 3600 by default"),
+    LookAlike("prose-french-commit", f"la clé de cache a changé dans le commit {_prose_draw(HEX, 40)}"),
+    LookAlike("prose-german-build", f"der Schlüssel kam mit Build {_prose_draw(HEX, 12)}-{_prose_draw(HEX, 8)}"),
+    LookAlike("prose-secret-branch", "the secret scanning fix lives on branch fix/secretScanningFalsePositives2"),
+    LookAlike("prose-token-version", "token handling changed in version 2.14.0-rc.1+build.5 of the SDK"),
+]
+
+CREDENTIALS += PROSE_CREDENTIALS
+LOOK_ALIKES += PROSE_LOOK_ALIKES

@@ -1,0 +1,107 @@
+"""What oversized input costs the prompt hook: whole processes, against ``python -c pass``.
+
+Issue 11's targets, on this machine: a 5 MB prompt under 300 ms, a 1 MB
+pasted log with a question under 300 ms, and the p95 of a searching message
+in a project of 100 notes under 150 ms. Runs, interleaved and in the same
+run, N times each, the installed hook command as ``bench_hook`` runs it
+(``memsift hook claude-code UserPromptSubmit``, a fresh HOME, a Claude Code
+transcript), beside the bare interpreter:
+
+- a 5 MB prompt: the redaction corpus (credentials and look-alikes) repeated,
+  then the searching question below;
+- a 1 MB log of distinct lines, then the same question;
+- the searching question alone ("why did the worker fail again with the
+  webhook timeout? we had this problem before").
+
+The project holds ``bench_hook``'s 100 notes and 2,000 stored passages. Every
+case goes the whole path, the worst case: ``search_threshold`` and
+``worth_threshold`` are 0, so the notes are judged and the store searched
+even for a paste the model files as a complete instruction (as it files both
+big inputs here).
+
+    $ .venv/bin/python benchmarks/bench_bounds.py --runs 30 [--python PATH]
+
+Prints ``bench_hook``'s table: median and p95 wall time, median CPU time, and
+each median over and against ``python -c pass``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
+
+from bench_hook import (  # noqa: E402
+    FLOOR, Case, claude_transcript, fresh_user, hundred_notes, installed_wheel, measure, prompt, seed, table,
+)
+
+SEARCHING = "why did the worker fail again with the webhook timeout? we had this problem before"
+WORDS = "worker stripe mollie deploy cache heap docker postgres redis webhook queue retry timeout nginx celery".split()
+MB = 1_000_000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30, help="runs of each case (default 30)")
+    parser.add_argument("--warmup", type=int, default=3, help="unmeasured runs of each case first")
+    parser.add_argument("--python", type=Path, help="an interpreter with memsift installed (default: a wheel venv)")
+    args = parser.parse_args(argv)
+
+    from bench_redact import mixed_text
+
+    python = args.python or installed_wheel()
+    hook = [str(python), str(python.parent / "memsift"), "hook", "claude-code", "UserPromptSubmit"]
+    with tempfile.TemporaryDirectory(prefix="memsift-bench-bounds-") as tmp:
+        project, env = fresh_user(tmp)
+        env.update(MEMSIFT_SEARCH_THRESHOLD="0", MEMSIFT_WORTH_THRESHOLD="0")  # every case goes all the way
+        seed(python, project, env, hundred_notes())
+        store_passages(python, project, env)
+        transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
+        cases: dict[str, Case] = {
+            FLOOR: ([str(python), "-c", "pass"], b""),
+            "5 MB prompt": (hook, prompt(project, mixed_text(5 * MB) + "\n\n" + SEARCHING, transcript)),
+            "1 MB log + question": (hook, prompt(project, log(MB) + "\n\n" + SEARCHING, transcript)),
+            "searching, 100 notes": (hook, prompt(project, SEARCHING, transcript)),
+        }
+        times = measure(cases, env, project, args.runs, args.warmup)
+    print(f"{python} ({'--python' if args.python else 'installed from a wheel of this checkout'})")
+    print(table(times))
+    return 0
+
+
+def store_passages(python: Path, project: Path, env: dict[str, str]) -> None:
+    """2,000 passages in the project's embedded store, in a child of that install."""
+    code = f"""
+import random, sys
+from memsift.config import load_config
+from memsift.stores.sqlite import SQLiteStore
+from memsift.types import Item
+rng, words = random.Random(2), {WORDS!r}
+store = SQLiteStore(load_config().project_dir(sys.argv[1]) / "store.sqlite")
+store.add([Item(f"p{{i}}", f"incident: {{' '.join(rng.sample(words, 5))}} code {{rng.randrange(600)}}", "passage", "x")
+           for i in range(2000)], timeout=5)
+store.close()
+"""
+    subprocess.run([str(python), "-c", code, str(project)], env=env, check=True)
+
+
+def log(size: int) -> str:
+    """Log lines, each with its own ids: every line adds distinct words."""
+    rng = random.Random(1)
+    lines, length = [], 0
+    while length < size:
+        line = (f"2026-11-30T10:{rng.randrange(60):02d}:{rng.randrange(60):02d} ERROR worker-{rng.randrange(1000)}"
+                f" req={rng.getrandbits(64):x} user_{rng.randrange(10**6)} path=/api/items/{rng.randrange(10**7)}")
+        lines.append(line)
+        length += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
