@@ -50,8 +50,8 @@ _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forg
 # "kind": "down" for a service, "broken" for memsift's own trouble, "event" for news told once.
 _CLOSED: dict[str, Any] = {"open": False, "since": 0.0, "reason": "", "retry_at": 0.0, "told": {},
                            "kind": "down"}
-_TYPES = {"open": bool, "since": (int, float), "reason": str, "retry_at": (int, float), "told": dict,
-          "kind": str}
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "open": bool, "since": (int, float), "reason": str, "retry_at": (int, float), "told": dict, "kind": str}
 _EVENT_NEWS_FOR = 24 * 3600.0  # a file set aside is news to the sessions of the day it happened
 _REASON_CHARS = 200
 
@@ -193,7 +193,7 @@ def _valid(data: object) -> dict[str, dict[str, Any]] | None:
         if not isinstance(state, dict):
             return None
         merged = {**_CLOSED, **state}
-        if any(not isinstance(merged[key], kind) or (kind != bool and isinstance(merged[key], bool))
+        if any(not isinstance(merged[key], kind) or (kind is not bool and isinstance(merged[key], bool))
                for key, kind in _TYPES.items()):
             return None
         if not all(isinstance(heard, list) and len(heard) == 2 for heard in merged["told"].values()):
@@ -220,7 +220,7 @@ def public_name(text: str) -> str:
     return _URL_USER.sub(r"\1", text) if "@" in text else text
 
 
-def _remember(told: dict[str, list], session: str, heard: list) -> dict[str, list]:
+def _remember(told: dict[str, list[Any]], session: str, heard: list[Any]) -> dict[str, list[Any]]:
     told = {key: value for key, value in told.items() if key != session}
     told[session] = heard  # newest last, so trimming drops the oldest
     return dict(list(told.items())[-_REMEMBERED_SESSIONS:])

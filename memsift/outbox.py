@@ -141,8 +141,8 @@ class Outbox:
 
     def pending(self) -> int:
         """How many items wait to be sent."""
-        return self._healing(lambda: self._connection().execute(
-            f"SELECT count(*) FROM outbox WHERE {_WAITING}").fetchone()[0])
+        return self._healing(lambda: int(self._connection().execute(
+            f"SELECT count(*) FROM outbox WHERE {_WAITING}").fetchone()[0]))
 
     def close(self) -> None:
         """Close this thread's connection."""

@@ -5,6 +5,10 @@
 >>> result.stopped_by    # 'classify: reaction needs no memory', 'render: added 1 items', ...
 >>> for step in result.trace: print(step.stage, step.verdict, f"{step.elapsed * 1000:.2f} ms")
 
+Every stage runs within a budget (``stages.budget``): its own work and the
+deadlines of the services it calls. One that runs past it ends the path with
+nothing added.
+
 Fail open: a stage that raises ends the path with nothing added and the error
 in the trace. A hook built on this never breaks the agent; and it is not
 off in silence: the failure is written to the health file, whose next news
@@ -20,7 +24,9 @@ from typing import TypeVar
 from attrs import evolve
 
 from .services import Services
-from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, is_remote, stage_name
+from .budget import within
+from .errors import DeadlineExceeded
+from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, budget, is_remote, stage_name
 from .types import Exchange, Message, Recall, Retained, Step, Usage
 
 S = TypeVar("S", bound=_Path)
@@ -35,9 +41,12 @@ def run(stages: Sequence[Stage], services: Services, state: S) -> S:
         name = getattr(stage, "__name__", type(stage).__name__)
         before, steps = _spent(services), len(state.trace)
         try:
-            state = stage(services, state)
+            # In a thread of its own, so that no stage, whatever it reads, holds the path past its budget.
+            state = within(budget(stage, services.config), stage, services, state)
         except EndPath as end:
             return _charged(end.state, services, before, steps)  # type: ignore[return-value]
+        except DeadlineExceeded as late:  # slow is not broken: nothing added this time, no notice
+            return state.log(name, "late", t0, why=str(late)).end(name, "over its budget")
         except Exception as exc:  # fail open: nothing added, the trace says why
             why = f"{type(exc).__name__}: {exc}"
             if health is not None:

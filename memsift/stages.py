@@ -602,6 +602,29 @@ def catch_up(services: Services, state: Keep) -> Keep:
     return state.log("catch_up", f"{sent} sent", t0, why=f"{outbox.pending()} pending")
 
 
+# -- budgets -------------------------------------------------------------------
+
+LOCAL_WORK = 1.0  # seconds a stage may spend on its own work (redacting, reading notes), past its services'
+# The services each built-in stage calls, whose deadlines its budget adds; a stage not named here
+# (one of the user's) may call either.
+CALLS: dict[Stage, tuple[str, ...]] = {
+    redact: (), classify: ("decider",), notes: ("decider",), gate: ("decider",), search: ("store",),
+    take_all: (), judge: ("decider",), dedupe: (), render: (), catch_up: ("store",), redact_exchange: (),
+    keep: ("decider",), distill: ("decider",), novel: ("decider",), append_notes: (), revise: (),
+    sync: ("store",),
+}
+
+
+def budget(stage: Stage, config: Config) -> float:
+    """Seconds the runner gives ``stage``: its own work, and the deadline of each service it calls."""
+    deadlines = {"decider": config.decider_deadline, "store": config.store_deadline}
+    try:
+        calls = CALLS.get(stage, ("decider", "store"))
+    except TypeError:  # a stage that cannot be a key: one of the user's
+        calls = ("decider", "store")
+    return LOCAL_WORK + sum(deadlines[name] for name in calls)
+
+
 RECALL_STAGES: tuple[Stage, ...] = (redact, classify, notes, gate, search, judge, dedupe, render)
 EVERY_MESSAGE_STAGES: tuple[Stage, ...] = (redact, search, take_all, render)
 RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, keep, distill, novel, append_notes, revise, sync)

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_adapters import run_hook
 
 from memsift.config import load_config
 from memsift.guarded import guarded_recall, guarded_retain
 from memsift.notes import NotesFile
 from memsift.types import Exchange, Message
-from test_adapters import run_hook
 
 NOTE = ("decision: Payments: Stripe over Mollie because Mollie's webhooks dropped events under load; "
         "Stripe has an official v2 provider.")

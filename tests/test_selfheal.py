@@ -22,7 +22,7 @@ from memsift.guarded import guarded_recall, guarded_retain
 from memsift.health import Health, public_name
 from memsift.notes import NotesFile
 from memsift.outbox import Outbox
-from memsift.pipeline import recall, retain
+from memsift.pipeline import recall
 from memsift.redact import redact
 from memsift.services import SessionLog, open_services
 from memsift.types import Exchange, Item, Message
