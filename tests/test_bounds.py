@@ -7,13 +7,13 @@ import time
 from pathlib import Path
 
 from attrs import evolve
+from test_adapters import prompt_payload, run_hook, seed_notes
 
 from memsift import stages
 from memsift.bounds import MESSAGE_CHARS, bounded, query_terms
 from memsift.pipeline import recall
 from memsift.redact import redact
 from memsift.types import Message
-from test_adapters import prompt_payload, run_hook, seed_notes
 
 TOKEN = "ghp_4fT9kQ2mZx8LwP1vR7bN3cY6dJ0sHaUeGiKo"
 PEM = ("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(["MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2A8J"] * 200)
