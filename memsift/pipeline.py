@@ -23,9 +23,9 @@ from typing import TypeVar
 
 from attrs import evolve
 
-from .services import Services
 from .budget import within
 from .errors import DeadlineExceeded
+from .services import Services
 from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, budget, is_remote, stage_name
 from .types import Exchange, Message, Recall, Retained, Step, Usage
 
