@@ -28,19 +28,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from attrs import asdict
 
 from .errors import ConfigurationError, ServiceUnavailable
 from .files import is_damaged_database, private_file, set_aside
 from .types import Item, Store
+
+if TYPE_CHECKING:
+    import sqlite3  # imported on first use: every hook opens the services, few reach the outbox
 
 T = TypeVar("T")
 
@@ -152,6 +153,8 @@ class Outbox:
             self._local.db = None
 
     def _claim(self, until: float) -> tuple[str, list[Item]]:
+        import uuid
+
         claim = uuid.uuid4().hex
         now = self.clock()
         with self._transaction() as db:
@@ -191,6 +194,8 @@ class Outbox:
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
+            import sqlite3
+
             private_file(self.path)
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             try:
@@ -206,6 +211,8 @@ class Outbox:
 
     def _healing(self, work: Callable[[], T]) -> T:
         """``work``; on a damaged file, once more on a new one, the old one set aside (never deleted)."""
+        import sqlite3
+
         try:
             return work()
         except sqlite3.DatabaseError as error:
