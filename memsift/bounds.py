@@ -36,6 +36,7 @@ def bounded(text: str, limit: int, redact: Callable[[str], str]) -> str:
     The cut falls between lines where one is near. Nothing between the head
     and the tail is read, so nothing of it can leave the machine.
     """
+    text = _encodable(text)
     if len(text) <= limit:
         return redact(text)
     half = limit // 2
@@ -43,6 +44,18 @@ def bounded(text: str, limit: int, redact: Callable[[str], str]) -> str:
     tail = redact(_after_cut_key(text[len(text) - half - _MARGIN :]))[-half:]
     head, tail = _at_line(head, from_end=False), _at_line(tail, from_end=True)
     return head + _GAP.format(len(text) - len(head) - len(tail)) + tail
+
+
+def _encodable(text: str) -> str:
+    """The text with each lone surrogate (a JSON payload may hold one) as "?": SQLite, hashes
+    and the agent's JSON all need text that encodes to UTF-8."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _after_cut_key(tail: str) -> str:

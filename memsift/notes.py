@@ -26,14 +26,15 @@ def note_id(text: str) -> str:
     """A note's id follows its text, so it survives lines moving around."""
     import hashlib  # only once notes are read: a quiet message never gets here
 
-    return "note-" + hashlib.sha1(text.strip().encode()).hexdigest()[:12]
+    # surrogatepass: a line holding bytes that are not UTF-8 (read as surrogates) has an id too
+    return "note-" + hashlib.sha1(text.strip().encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def exchange_id(exchange: Exchange) -> str:
     """The id a kept exchange has in the store, and the pointer its note line carries."""
     import hashlib
 
-    whole = f"{exchange.user}\n\n{exchange.assistant}".strip().encode()
+    whole = f"{exchange.user}\n\n{exchange.assistant}".strip().encode("utf-8", "surrogatepass")
     return "ex-" + hashlib.sha1(whole).hexdigest()[:8]
 
 

@@ -22,7 +22,7 @@ from memsift.guarded import guarded_recall, guarded_retain
 from memsift.health import Health, public_name
 from memsift.notes import NotesFile
 from memsift.outbox import Outbox
-from memsift.pipeline import recall
+from memsift.pipeline import recall, retain
 from memsift.redact import redact
 from memsift.services import SessionLog, open_services
 from memsift.types import Exchange, Item, Message
@@ -33,6 +33,9 @@ QUESTION = "why did we pick Stripe over Mollie for payments?"
 INCIDENT = Exchange("The deploy failed again with ENOSPC no space left on device on the build runner",
                     "Fixed: the Docker build cache filled /var; added docker builder prune -af to the nightly "
                     "cron and capped the cache at 20 GB.", "s1")
+MEMORY = Exchange("Why did the worker run out of memory at night?",
+                  "The heap was unbounded; capped it at 1.5 GB with --max-old-space-size because the container "
+                  "limit is 2 GB.", "s1")
 
 
 @pytest.fixture
@@ -132,7 +135,7 @@ def test_a_damaged_store_is_set_aside_recreated_and_said_once(memsift_home, proj
     original = store.read_bytes()
     store.write_bytes(original[:3000] if damage == "truncated" else b"not a database at all" * 100)
 
-    again = guarded_retain(evolve(INCIDENT, user=INCIDENT.user + " (twice)"), project)
+    again = guarded_retain(MEMORY, project)
     news = guarded_recall(Message("thanks!", session="s1"), project)
 
     [aside] = damaged(store.parent, "store.sqlite")
@@ -147,9 +150,7 @@ def test_an_exchange_kept_while_the_store_was_away_reaches_it_with_the_next_reta
     store = folder_of(project) / "store.sqlite"
     store.rename(store.with_name("elsewhere"))
     store.mkdir()  # the store cannot be opened while the next exchange is kept
-    kept = guarded_retain(Exchange("Why did the worker run out of memory at night?",
-                                   "The heap was unbounded; capped it at 1.5 GB with --max-old-space-size "
-                                   "because the container limit is 2 GB.", "s1"), project)
+    kept = guarded_retain(MEMORY, project)
     store.rmdir()
     store.with_name("elsewhere").rename(store)
 
@@ -314,3 +315,14 @@ def test_every_file_memsift_makes_is_its_owners_alone(memsift_home, project):
     assert "projects" in modes and any(name.endswith("store.sqlite") for name in modes)
     assert {name: mode for name, mode in modes.items()
             if mode != (0o700 if (memsift_home / name).is_dir() else 0o600)} == {}
+
+
+def test_a_lone_surrogate_in_a_payload_breaks_nothing(project):
+    services = open_services(load_config(), project)
+    services.notebook.append([NOTE])
+
+    asked = recall(Message(QUESTION.replace("over", "\ud800 over"), session="s1"), services)
+    kept = retain(evolve(INCIDENT, assistant=INCIDENT.assistant + " \udcff"), services)
+
+    assert "Stripe over Mollie" in asked.text
+    assert kept.stopped_by == "done" and [s for s in asked.trace + kept.trace if s.verdict == "error"] == []
