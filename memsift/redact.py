@@ -129,7 +129,14 @@ def said_in_prose(match: "re.Match[str]", kind: str) -> Verdict | None:
                    + any(not c.isalnum() for c in value))
         generated = len(value) >= 8 and classes >= 3 and not _looks_like_placeholder(value)
         return (begin, end, "password") if generated or _looks_random(value) else None
-    return (begin, end, kind) if _looks_random(value) else None
+    return (begin, end, _prose_kind(match["word"].lower())) if _looks_random(value) else None
+
+
+def _prose_kind(word: str) -> str:
+    """The placeholder's kind for a credential word of prose: `secret`, `token` or `api-key`."""
+    if word.startswith(("secret", "cred")):
+        return "secret"
+    return "token" if word.startswith(("token", "jeton")) else "api-key"
 
 
 def basic_credentials(match: "re.Match[str]", kind: str) -> Verdict | None:
