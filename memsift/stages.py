@@ -215,8 +215,13 @@ def redact(services: Services, state: Sift) -> Sift:
     clean = Message(bounded(message.text, MESSAGE_CHARS, scrub),
                     tuple(Turn(t.role, bounded(t.text, TURN_CHARS, scrub)) for t in message.conversation),
                     message.session)
-    changed = clean != message
-    return evolve(state, message=clean).log("redact", "redacted" if changed else "clean", t0)
+    redacted = _placeholders(clean) > _placeholders(message)  # a cut alone changes the text too
+    cut = f"read the head and tail of {len(message.text)} characters" if len(message.text) > MESSAGE_CHARS else ""
+    return evolve(state, message=clean).log("redact", "redacted" if redacted else "clean", t0, why=cut)
+
+
+def _placeholders(message: Message) -> int:
+    return sum(text.count("[REDACTED:") for text in (message.text, *(t.text for t in message.conversation)))
 
 
 def classify(services: Services, state: Sift) -> Sift:
