@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from .files import read_regular
+
 _LARGEST = 256 * 1024  # an instruction file is a few KiB; a bigger one is not read whole
 _BREAK = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#)\s)")  # a blank line, or a list item or heading
 
@@ -24,10 +26,9 @@ def passages(paths: Iterable[Path]) -> list[str]:
     """The passages of the files that exist among *paths*; unreadable ones are skipped."""
     out: list[str] = []
     for path in paths:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as file:
-                text = file.read(_LARGEST)
-        except OSError:  # missing (the usual case), a folder, no permission
+        try:  # a FIFO named CLAUDE.md must not hang the hook: regular files only
+            text = read_regular(path, _LARGEST).decode("utf-8", "replace")
+        except OSError:  # missing (the usual case), a folder, a FIFO, no permission
             continue
         out += [chunk.strip() for chunk in _BREAK.split(text) if chunk.strip()]
     return out
