@@ -38,7 +38,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
 
 from bench_hook import (  # noqa: E402
-    FLOOR, Case, claude_transcript, fresh_user, hundred_notes, installed_wheel, measure, prompt, seed, table,
+    FLOOR,
+    Case,
+    claude_transcript,
+    fresh_user,
+    hundred_notes,
+    installed_wheel,
+    measure,
+    prompt,
+    seed,
+    table,
 )
 
 SEARCHING = "why did the worker fail again with the webhook timeout? we had this problem before"
