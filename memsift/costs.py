@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from .files import locked, write_atomically
+from .files import locked, read_regular, write_atomically
 from .types import Step, Usage
 
 FILE_NAME = "costs.json"
@@ -52,7 +52,7 @@ class SessionCosts:
 
     def read(self) -> dict[str, Usage]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path))
         except (OSError, ValueError):
             return {}  # missing or torn: start again rather than fail a hook
         if not isinstance(data, dict):

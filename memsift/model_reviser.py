@@ -176,8 +176,15 @@ def revise_when_due(config: Config, notebook: NotesFile, *, reviser: Callable[[]
 
 
 def _read_stamp(path: Path) -> dict[str, Any]:
+    """The stamp, or {} when it is missing or holds junk: the next revision writes a good one."""
+    from .files import read_regular
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    at, seen = data.get("at", 0.0), data.get("seen", [])
+    typed = isinstance(at, int | float) and isinstance(seen, list) and all(isinstance(s, str) for s in seen)
+    return data if typed else {}

@@ -326,3 +326,12 @@ def test_a_lone_surrogate_in_a_payload_breaks_nothing(project):
 
     assert "Stripe over Mollie" in asked.text
     assert kept.stopped_by == "done" and [s for s in asked.trace + kept.trace if s.verdict == "error"] == []
+
+
+@pytest.mark.parametrize("junk", [b'{"at": "x"}', b'{"at": 1, "seen": 5}', b'{"seen": [1, 2]}', b"[]", b"\xff"])
+def test_a_model_revision_stamp_of_junk_reads_as_none(tmp_path, junk):
+    from memsift.model_reviser import _read_stamp
+
+    (tmp_path / "revised.json").write_bytes(junk)
+
+    assert _read_stamp(tmp_path / "revised.json") == {}

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, MemsiftError, ServiceUnavailable
-from ..files import locked, write_atomically
+from ..files import locked, read_regular, write_atomically
 from ..types import Answer, Noul, Question, Usage
 from .http import JsonEndpoint, checked_name, error_message, usage_of
 from .labels import SYSTEM, Asked, ask_each
@@ -216,7 +216,7 @@ class Probes:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
