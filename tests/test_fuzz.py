@@ -28,7 +28,7 @@ QUESTION = "why did we pick Stripe over Mollie for payments?"
 EXCHANGE = Exchange("Why did the worker run out of memory at night?",
                     "The heap was unbounded; capped it at 1.5 GB with --max-old-space-size because the "
                     "container limit is 2 GB.", "s1")
-HOOK_EXAMPLES = settings(max_examples=6, deadline=None,
+HOOK_EXAMPLES = settings(max_examples=10, deadline=None,
                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 FILE_EXAMPLES = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -65,7 +65,7 @@ def assert_fails_open(result) -> None:
     assert result.returncode == 0
     assert b"Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 1, result.stderr
     if result.stdout:
-        assert json.loads(result.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        assert json.loads(result.stdout)["hookSpecificOutput"]["hookEventName"] in ("UserPromptSubmit", "SessionStart")
 
 
 def well_formed(project: Path) -> dict:
@@ -73,7 +73,7 @@ def well_formed(project: Path) -> dict:
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
-@pytest.mark.parametrize("event", ["prompt", "stop"])
+@pytest.mark.parametrize("event", ["prompt", "stop", "start", "end"])
 @HOOK_EXAMPLES
 @given(data=st.data())
 def test_a_hook_fails_open_on_anything_and_the_next_message_works(agent, event, hook_home, data):
