@@ -594,17 +594,12 @@ def passage(state: Keep) -> Item:
 def catch_up(services: Services, state: Keep) -> Keep:
     """Send what earlier retains queued and could not send (the store was away, its file damaged),
     whether or not this exchange is kept. A store still away leaves them queued; the path goes on."""
-    outbox, store = services.outbox, services.store
-    if outbox is None or store is None or not outbox.pending():
+    from .flush import flush  # it calls services as stages do: imported here, not in a cycle
+
+    if services.outbox is None or services.store is None or not services.outbox.pending():
         return state
     t0 = time.perf_counter()
-    deadline = services.config.store_deadline
-    try:
-        sent = call_service(services, state, "catch_up", store, deadline, t0, outbox.drain, store,
-                            timeout=deadline)
-    except EndPath as away:
-        return evolve(state, notice=away.state.notice).log("catch_up", "store unavailable", t0)
-    return state.log("catch_up", f"{sent} sent", t0, why=f"{outbox.pending()} pending")
+    return state.log("catch_up", flush(services, state.exchange.session).removeprefix("flush: "), t0)
 
 
 # -- budgets -------------------------------------------------------------------

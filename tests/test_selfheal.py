@@ -158,7 +158,7 @@ def test_an_exchange_kept_while_the_store_was_away_reaches_it_with_the_next_reta
 
     assert kept.keep and kept.stopped_by == "sync: embedded store unavailable"
     assert not dropped.keep  # not kept itself, yet it sent what was waiting
-    assert [step.verdict for step in dropped.trace if step.stage == "catch_up"] == ["1 sent"]
+    assert [step.verdict for step in dropped.trace if step.stage == "catch_up"] == ["1 sent, 0 pending"]
     assert passages(project) == 2
 
 
