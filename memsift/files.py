@@ -70,9 +70,14 @@ def private_folder(folder: Path) -> None:
 
 
 def private_file(path: Path) -> None:
-    """Create ``path`` empty, owner only, unless it exists: SQLite then keeps its mode for its journals."""
+    """Create ``path`` empty, owner only, unless it exists: SQLite then keeps its mode for its journals.
+
+    An existing file is never opened: closing any descriptor of a database file drops every
+    lock this process holds on it, and SQLite's other connections would go on unlocked.
+    """
     private_folder(path.parent)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def read_regular(path: Path, limit: int | None = None) -> bytes:

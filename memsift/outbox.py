@@ -71,9 +71,10 @@ class Outbox:
         self.on_damage = on_damage  # told when a damaged file was set aside and a new one made
         self.batch = batch
         self.clock = clock
-        # One connection per thread, opened on first use (recall never needs one):
-        # the pipeline runs a drain in a worker thread of its own.
-        self._local = threading.local()
+        # One connection, opened on first use (recall never needs one), shared by the threads the
+        # pipeline runs its stages and calls in; a statement or transaction holds the lock.
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
 
     def put(self, items: Sequence[Item]) -> None:
         """Queue *items*. An item the store already has, as it is, is not sent again;
@@ -138,19 +139,23 @@ class Outbox:
 
     def parked(self) -> dict[str, str]:
         """The rows no longer sent, by id, with why."""
-        return dict(self._connection().execute("SELECT id, parked FROM outbox WHERE parked IS NOT NULL"))
+        with self._lock:
+            return dict(self._connection().execute("SELECT id, parked FROM outbox WHERE parked IS NOT NULL"))
 
     def pending(self) -> int:
         """How many items wait to be sent."""
-        return self._healing(lambda: int(self._connection().execute(
-            f"SELECT count(*) FROM outbox WHERE {_WAITING}").fetchone()[0]))
+        def count() -> int:
+            with self._lock:
+                return int(self._connection().execute(f"SELECT count(*) FROM outbox WHERE {_WAITING}").fetchone()[0])
+
+        return self._healing(count)
 
     def close(self) -> None:
-        """Close this thread's connection."""
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        """Close the connection."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def _claim(self, until: float) -> tuple[str, list[Item]]:
         import uuid
@@ -192,12 +197,13 @@ class Outbox:
                        (claim,))
 
     def _connection(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
+        db = self._db
         if db is None:
             import sqlite3
 
             private_file(self.path)
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # check_same_thread off: the stages and their calls run in threads (budget.within).
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             try:
                 db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
                 db.executescript(_SCHEMA)
@@ -206,7 +212,7 @@ class Outbox:
             except BaseException:
                 db.close()
                 raise
-            self._local.db = db
+            self._db = db
         return db
 
     def _healing(self, work: Callable[[], T]) -> T:
@@ -226,14 +232,15 @@ class Outbox:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")  # the write lock first: two drains never claim the same rows
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        with self._lock:
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")  # the write lock first: two drains never claim the same rows
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
 
 
 def _encode(item: Item) -> str:

@@ -42,7 +42,7 @@ def run(stages: Sequence[Stage], services: Services, state: S) -> S:
         before, steps = _spent(services), len(state.trace)
         try:
             # In a thread of its own, so that no stage, whatever it reads, holds the path past its budget.
-            state = within(budget(stage, services.config), stage, services, state)
+            state = within(budget(stage, services.config, state), stage, services, state)
         except EndPath as end:
             return _charged(end.state, services, before, steps)  # type: ignore[return-value]
         except DeadlineExceeded as late:  # slow is not broken: nothing added this time, no notice

@@ -548,10 +548,14 @@ def append_notes(services: Services, state: Keep) -> Keep:
     """The note line goes in, after the store's item is queued: a crash between the two then
     leaves an item to send, never a note the store will not hear of."""
     t0 = time.perf_counter()
+    why = ""
     if services.outbox is not None and services.store is not None:
-        services.outbox.put([passage(state)])
+        try:
+            services.outbox.put([passage(state)])
+        except Exception as exc:  # the outbox busy or broken: the note goes in all the same; sync queues again
+            why = f"not queued first: {type(exc).__name__}: {exc}"
     services.notebook.append([state.line])
-    return evolve(state, lines=(state.line,)).log("notes", "appended", t0)
+    return evolve(state, lines=(state.line,)).log("notes", "appended", t0, why=why)
 
 
 def revise(services: Services, state: Keep) -> Keep:
@@ -596,15 +600,22 @@ def catch_up(services: Services, state: Keep) -> Keep:
     whether or not this exchange is kept. A store still away leaves them queued; the path goes on."""
     from .flush import flush  # it calls services as stages do: imported here, not in a cycle
 
-    if services.outbox is None or services.store is None or not services.outbox.pending():
-        return state
     t0 = time.perf_counter()
-    return state.log("catch_up", flush(services, state.exchange.session).removeprefix("flush: "), t0)
+    try:
+        if services.outbox is None or services.store is None or not services.outbox.pending():
+            return state
+        done = flush(services, state.exchange.session).removeprefix("flush: ")
+    except Exception as exc:  # the outbox busy or broken: this exchange is still kept, the next one retries
+        return state.log("catch_up", "failed", t0, why=f"{type(exc).__name__}: {exc}")
+    return state.log("catch_up", done, t0)
 
 
 # -- budgets -------------------------------------------------------------------
 
-LOCAL_WORK = 1.0  # seconds a stage may spend on its own work (redacting, reading notes), past its services'
+LOCAL_WORK = 1.0  # seconds a recall stage may spend on its own work (redacting, reading notes), past its services'
+# Retain runs detached, and what it keeps must not be dropped for being slow: its stages wait their
+# turn at the notes' lock while other hooks write. Bounded all the same, should a holder hang.
+RETAIN_WORK = 30.0
 # The services each built-in stage calls, whose deadlines its budget adds; a stage not named here
 # (one of the user's) may call either.
 CALLS: dict[Stage, tuple[str, ...]] = {
@@ -615,14 +626,15 @@ CALLS: dict[Stage, tuple[str, ...]] = {
 }
 
 
-def budget(stage: Stage, config: Config) -> float:
+def budget(stage: Stage, config: Config, state: _Path) -> float:
     """Seconds the runner gives ``stage``: its own work, and the deadline of each service it calls."""
     deadlines = {"decider": config.decider_deadline, "store": config.store_deadline}
     try:
         calls = CALLS.get(stage, ("decider", "store"))
     except TypeError:  # a stage that cannot be a key: one of the user's
         calls = ("decider", "store")
-    return LOCAL_WORK + sum(deadlines[name] for name in calls)
+    own = RETAIN_WORK if isinstance(state, Keep) else LOCAL_WORK
+    return own + sum(deadlines[name] for name in calls)
 
 
 RECALL_STAGES: tuple[Stage, ...] = (redact, classify, notes, gate, search, judge, dedupe, render)
