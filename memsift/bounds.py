@@ -26,7 +26,7 @@ QUERY_TERMS = 32  # distinct terms of a store query: each one more is a posting 
 # recognised whole; a private key's body is longer and handled by its own lines.
 _MARGIN = 1024
 _GAP = "\n[… {} characters left out …]\n"
-_PEM_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"  # compiled by re on first use only
 _PEM_BEGIN = "-----BEGIN"
 
 
@@ -60,7 +60,7 @@ def _encodable(text: str) -> str:
 
 def _after_cut_key(tail: str) -> str:
     """The tail without the body of a private key whose header the cut left out."""
-    end = _PEM_END.search(tail)
+    end = re.search(_PEM_END, tail)
     if end is None or _PEM_BEGIN in tail[: end.start()]:
         return tail
     return "[REDACTED:private-key]" + tail[end.end() :]
