@@ -219,6 +219,9 @@ def _breaker_checks(home: Path, remote: set[str], answering: set[str]) -> list[C
         return [Check("services", "breakers", FAIL, f"{path} is damaged: not an object")]
     checks = []
     for service, state in sorted(data.items()):
+        if isinstance(state, dict) and state.get("kind") in ("broken", "event"):  # memsift's own troubles
+            checks.append(_trouble_check(service, state))
+            continue
         if not isinstance(state, dict) or not state.get("open"):
             checks.append(Check("services", "breaker", OK, f"{service}: closed"))
             continue
@@ -229,6 +232,15 @@ def _breaker_checks(home: Path, remote: set[str], answering: set[str]) -> list[C
         else:
             checks.append(Check("services", "breaker", WARN if service in answering else FAIL, detail))
     return checks
+
+
+def _trouble_check(name: str, state: dict[str, Any]) -> Check:
+    """An entry ``Health.broken`` or ``Health.damaged`` wrote: memory off, or a file set aside."""
+    if state["kind"] == "event":
+        return Check("services", "recovered", INFO, f"{name} {state.get('reason', '')} at {_clock(state.get('since'))}")
+    if state.get("open"):
+        return Check("services", "memory off", FAIL, f"{name}: {state.get('reason', '')} (since {_clock(state.get('since'))})")
+    return Check("services", "memory off", OK, f"{name}: works again since {_clock(state.get('since'))}")
 
 
 def _clock(stamp: object) -> str:

@@ -318,3 +318,18 @@ def test_the_detached_hooks_errors_are_shown(env: dict[str, str], project: Path,
     assert status == "info" and "failure 1" not in detail
     assert [line.strip() for line in detail.splitlines()[1:]] == [
         f"memsift: codex Stop hook: failure {n}" for n in (2, 3, 4)]
+
+
+def test_memory_off_for_a_stage_fails_and_its_recovery_says_so(env: dict[str, str], project: Path,
+                                                               memsift_home: Path) -> None:
+    health = Health(memsift_home)
+    health.broken("the notes stage", "NotRegularFile: notes.md is not a regular file")
+
+    off = diagnose(project, environ=env)
+    health.succeeded("the notes stage")
+    back = diagnose(project, environ=env)
+
+    assert not off.healthy
+    [(status, detail)] = checks(off, "services", "memory off")
+    assert status == FAIL and detail.startswith("the notes stage: NotRegularFile")
+    assert back.healthy and checks(back, "services", "memory off")[0][0] == OK
