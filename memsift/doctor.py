@@ -239,7 +239,8 @@ def _trouble_check(name: str, state: dict[str, Any]) -> Check:
     if state["kind"] == "event":
         return Check("services", "recovered", INFO, f"{name} {state.get('reason', '')} at {_clock(state.get('since'))}")
     if state.get("open"):
-        return Check("services", "memory off", FAIL, f"{name}: {state.get('reason', '')} (since {_clock(state.get('since'))})")
+        since = _clock(state.get("since"))
+        return Check("services", "memory off", FAIL, f"{name}: {state.get('reason', '')} (since {since})")
     return Check("services", "memory off", OK, f"{name}: works again since {_clock(state.get('since'))}")
 
 
