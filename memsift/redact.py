@@ -612,8 +612,8 @@ RULES: tuple[Rule, ...] = (
          # A digit or a symbol in it: a plain word ("servidor") would end the match before the value.
          r"(?=[A-Za-z0-9_+/=.~!@#$%^&*-]{0,255}[0-9_+/=~!@#$%^&*])"
          r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_+/=.~!@#$%^&*-]{7,255})(?![\w+/=~!@#$%^&*-])",
-         mentioning("key", "secret", "token", "pass", "pwd", "cred", "cle", "clé", "jeton", "schl", "kennwort",
-                    "contrase", "clave", "wachtwoord", "sleutel", "senha", "chave", "parola", "chiave"),
+         mentioning("key", "secret", "token", "pass", "pwd", "cred", "cle", "clé", "jeton", "schl",
+                    "kennwort", "contrase", "clave", "wachtwoord", "sleutel", "senha", "chave", "parola", "chiave"),
          said_in_prose),
     # Anything assigned to a name that says it holds a credential.
     Rule("secret", _ASSIGNMENT, _may_assign_credential, assignment),
