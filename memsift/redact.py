@@ -608,7 +608,8 @@ RULES: tuple[Rule, ...] = (
     # "the api key for staging, use X", "le mot de passe est `X`". Nothing but a blank, a few words
     # and punctuation may stand between: not a line break, not another value's quotes.
     Rule("token",
-         r"(?i)(?<![\w-])(?P<word>" + _PROSE_WORDS + r")(?![\w-])(?P<gap>(?:[^\n`'\"]|(?<=[A-Za-z])'(?=[A-Za-z])){0,60}?)[`'\"]?"
+         r"(?i)(?<![\w-])(?P<word>" + _PROSE_WORDS + r")(?![\w-])"
+         r"(?P<gap>(?:[^\n`'\"]|(?<=[A-Za-z])'(?=[A-Za-z])){0,60}?)[`'\"]?"  # an apostrophe inside a word
          # A digit or a symbol in it: a plain word ("servidor") would end the match before the value.
          r"(?=[A-Za-z0-9_+/=.~!@#$%^&*-]{0,255}[0-9_+/=~!@#$%^&*])"
          r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_+/=.~!@#$%^&*-]{7,255})(?![\w+/=~!@#$%^&*-])",
