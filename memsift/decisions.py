@@ -83,7 +83,9 @@ class DecisionLog:
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except FileNotFoundError:  # a fresh home: the first decision makes it
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            from .files import private_folder
+
+            private_folder(self.path.parent)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, data)  # one write with O_APPEND: concurrent hooks do not interleave lines

@@ -24,7 +24,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .files import open_regular
+from .files import open_regular, private_file
 from .notes import is_note, split_lines
 from .stores.sqlite import match_any
 
@@ -101,6 +101,7 @@ class NotesIndex:
     def _open(self) -> sqlite3.Connection:
         import sqlite3
 
+        private_file(self.path)  # owner only, as the notes; SQLite gives its journals the same mode
         db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]

@@ -306,13 +306,15 @@ def test_url_credentials_never_reach_a_notice(memsift_home, project):
 
 def test_every_file_memsift_makes_is_its_owners_alone(memsift_home, project):
     guarded_retain(INCIDENT, project)
-    guarded_recall(Message(QUESTION, session="s1"), project)
+    NotesFile(folder_of(project) / "notes.md").append([f"decision: option {i} for the queue" for i in range(400)])
+    guarded_recall(Message(QUESTION, session="s1"), project)  # past 300 notes: the notes index is made
     Health(memsift_home).broken("the test stage", "made to fail")
 
     made = [path for path in memsift_home.rglob("*")]
     modes = {path.relative_to(memsift_home).as_posix(): stat.S_IMODE(path.stat().st_mode) for path in made}
 
     assert "projects" in modes and any(name.endswith("store.sqlite") for name in modes)
+    assert any(name.endswith("notes.index.sqlite") for name in modes)
     assert {name: mode for name, mode in modes.items()
             if mode != (0o700 if (memsift_home / name).is_dir() else 0o600)} == {}
 
