@@ -6,10 +6,10 @@ every character. What a path reads of a text is its head and its tail (a
 question usually opens or closes what was pasted), redacted window by
 window, so that redaction too costs the same for 10 KB and for 10 MB.
 
->>> len(bounded("x" * 5_000_000, 8000, str))
-8042
->>> bounded("why Stripe?", 8000, redact)
-'why Stripe?'
+>>> len(bounded("x" * 5_000_000, 8000, str))   # head and tail, and a mark where the cut is
+8035
+>>> bounded("why Stripe?", 8000, str.upper)      # a short text is read whole
+'WHY STRIPE?'
 """
 
 from __future__ import annotations
@@ -78,11 +78,17 @@ def _at_line(piece: str, *, from_end: bool) -> str:
 
 def query_terms(terms: Sequence[str], limit: int = QUERY_TERMS) -> list[str]:
     """At most ``limit`` distinct terms, the first and the last met: a question opens or closes a paste.
+    Past the limit, bare numbers go first: a log's timestamps and counters name nothing.
 
     >>> query_terms(["worker", "oom", "worker", "heap"], limit=2)
     ['worker', 'heap']
+    >>> query_terms(["epoch", "00", "41", "validation", "oom"], limit=3)
+    ['epoch', 'validation', 'oom']
     """
     distinct = list(dict.fromkeys(terms))
+    if len(distinct) > limit:
+        named = [term for term in distinct if any(c.isalpha() for c in term)]
+        distinct = named if len(named) >= limit // 2 else distinct
     if len(distinct) <= limit:
         return distinct
     return distinct[: limit // 2] + distinct[len(distinct) - (limit - limit // 2) :]

@@ -88,3 +88,19 @@ def test_a_fifo_given_as_the_transcript_does_not_hang_either_hook(tmp_path: Path
     assert asked.returncode == stopped.returncode == 0  # run_hook's 60 s timeout would raise otherwise
     assert b"Stripe over Mollie" in asked.stdout
     assert b"no user prompt in the transcript" in stopped.stderr
+
+
+def test_a_long_query_keeps_the_named_terms_of_a_pasted_log_over_its_numbers():
+    from memsift.bounds import QUERY_TERMS, query_terms
+    from memsift.text import content_words
+
+    paste = ("training died:\nEpoch 0: 100% 1478/1478 [11:02<00:00, 2.23it/s, v_num=41, loss=1.12]\n"
+             "Validation DataLoader 0: 0% 0/96 torch.cuda.OutOfMemoryError: CUDA out of memory. "
+             "Tried to allocate 3.38 GiB. GPU 0 has 39.39 GiB of which 2.91 GiB is free, 36.41 GiB in use\n"
+             "the training part was fine the whole epoch, only validation dies")
+
+    terms = query_terms(content_words(paste))
+
+    assert len(terms) <= QUERY_TERMS
+    assert {"validation", "allocate", "outofmemoryerror"} <= set(terms)
+    assert not {"00", "41", "96"} & set(terms)
