@@ -10,9 +10,10 @@ from attrs import evolve
 from test_adapters import prompt_payload, run_hook, seed_notes
 
 from memsift import stages
-from memsift.bounds import MESSAGE_CHARS, bounded, query_terms
+from memsift.bounds import MESSAGE_CHARS, QUERY_TERMS, bounded, query_terms
 from memsift.pipeline import recall
 from memsift.redact import redact
+from memsift.text import content_words
 from memsift.types import Message
 
 TOKEN = "ghp_4fT9kQ2mZx8LwP1vR7bN3cY6dJ0sHaUeGiKo"
@@ -91,9 +92,6 @@ def test_a_fifo_given_as_the_transcript_does_not_hang_either_hook(tmp_path: Path
 
 
 def test_a_long_query_keeps_the_named_terms_of_a_pasted_log_over_its_numbers():
-    from memsift.bounds import QUERY_TERMS, query_terms
-    from memsift.text import content_words
-
     paste = ("training died:\nEpoch 0: 100% 1478/1478 [11:02<00:00, 2.23it/s, v_num=41, loss=1.12]\n"
              "Validation DataLoader 0: 0% 0/96 torch.cuda.OutOfMemoryError: CUDA out of memory. "
              "Tried to allocate 3.38 GiB. GPU 0 has 39.39 GiB of which 2.91 GiB is free, 36.41 GiB in use\n"
