@@ -113,9 +113,11 @@ def said_in_prose(match: "re.Match[str]", kind: str) -> Verdict | None:
     gap = match["gap"].lower()
     if gap.find(")") > gap.find("(") == -1:
         return None  # the word sat in a parenthesis that closed: `(not secret), service MG...`
-    if (lead and lead[-1].strip("`'\"(") in _NOT_SECRET_KEYS) or any(
+    # An access key id is half of a credential pair (`access key id AKIA…`, R2's 32 hex): not an id.
+    key_id = re.search(r"access[ _-]?keys?\W+id\W*(?:is\W*)?$", match["word"].lower() + gap)
+    if (lead and lead[-1].strip("`'\"(") in _NOT_SECRET_KEYS) or (not key_id and any(
         re.search(r"(?<![a-z])" + word + r"(?![a-z])", gap) for word in _NAMES_OF_NON_SECRETS
-    ):
+    )):
         return None
     quote = text[begin - 1 : begin]
     if quote in ("`", "'", '"') and text[end : end + 1] != quote:

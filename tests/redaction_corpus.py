@@ -132,6 +132,11 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         "here's my personal token so you can try the export script against staging: § (expires friday)",
         "the api key for the label printer service, if you need it to reproduce: §",
     ]),
+    # An access key id is half of a credential pair: the "id" after it names no harmless id.
+    ("access-key-id-in-prose", lambda: draw(HEX, 32), [
+        "bucket creds for the media worker, access key id § and the secret comes in a sec",
+        "the access key id is § (read-only, the uploads bucket)",
+    ]),
     ("feature-flag-client-token", lambda: "shop:production." + draw(HEX, 64), [
         "frontend token for the flag proxy, for local testing only: §",
     ]),
@@ -1007,6 +1012,7 @@ PROSE_LOOK_ALIKES: list[LookAlike] = [
     LookAlike("prose-german-build", f"der Schlüssel kam mit Build {_prose_draw(HEX, 12)}-{_prose_draw(HEX, 8)}"),
     LookAlike("prose-secret-branch", "the secret scanning fix lives on branch fix/secretScanningFalsePositives2"),
     LookAlike("prose-token-version", "token handling changed in version 2.14.0-rc.1+build.5 of the SDK"),
+    LookAlike("prose-key-build-id", f"the key rotation ran in build id {_prose_draw(HEX, 32)} last night"),
 ]
 
 CREDENTIALS += PROSE_CREDENTIALS
