@@ -143,7 +143,7 @@ class Witness:
 
 
 class _WatchedDecider:
-    def __init__(self, inner: Any, witness: Witness) -> None:
+    def __init__(self, inner: Decider, witness: Witness) -> None:
         self.inner, self.witness, self.name = inner, witness, inner.name
         self.remote = getattr(inner, "remote", True)
         self.asked = Usage()  # every question, embedded or remote, and what the remote ones cost
@@ -197,10 +197,10 @@ class _WatchedNotes(NotesFile):
 
 # -- running -------------------------------------------------------------------
 
-StoreFactory = Callable[[Scenario, Path], Store]
+StoreFactory = Callable[[Scenario | LoopScenario, Path], Store]
 
 
-def embedded_store(scenario: Scenario, folder: Path) -> Store:
+def embedded_store(scenario: Scenario | LoopScenario, folder: Path) -> Store:
     from .stores.sqlite import SQLiteStore
 
     return SQLiteStore(folder / "store.sqlite")
@@ -238,7 +238,7 @@ def bench_scenario(scenario: Scenario | LoopScenario, pipeline: str, base: Servi
     services = _watched(base, store, folder, witness)
     ids_by_text = {" ".join(i.text.split()): i.id for i in (*scenario.notes, *scenario.archive)}
     texts = {i.id: " ".join(i.text.split()) for i in (*scenario.notes, *scenario.archive)}
-    row = dict.fromkeys(COUNTS, 0)
+    row: dict[str, Any] = dict.fromkeys(COUNTS, 0)
     waits: list[float] = []
     right_kinds = 0
     session = f"bench-{scenario.id}-{pipeline}"

@@ -13,7 +13,9 @@ from .errors import MemsiftError
 if TYPE_CHECKING:
     import argparse
 
+    from .bench import LoopScenario, Scenario, StoreFactory
     from .config import Config
+    from .services import Services
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     ns = parser.parse_args(args)
     try:
-        return ns.run(ns)
+        code: int = ns.run(ns)
+        return code
     except MemsiftError as exc:
         print(f"memsift: {exc}", file=sys.stderr)
         return 2
@@ -106,24 +109,21 @@ def _project_args(parser: argparse.ArgumentParser) -> None:
 def _bench(ns: argparse.Namespace) -> int:
     from attrs import evolve
 
-    from .bench import bench_pipeline, format_table, load_scenario
+    from .bench import bench_pipeline, embedded_store, format_table, load_scenario
     from .config import load_config
 
     config = load_config()
-    make_store = None
+    make_store: StoreFactory = embedded_store
     if ns.store == "cognee":
         if ns.cognee_url:
             config = evolve(config, cognee_url=ns.cognee_url)
         make_store = _cognee_bench_store(config)
     scenarios = [load_scenario(path) for path in ns.scenarios]
     pipelines = [ns.pipeline] if ns.pipeline else ["memsift", "every-message"]
-    kwargs = {"make_store": make_store} if make_store else {}
     remote = config.decider != "embedded" or bool(config.decider_by_task)
-    if remote:
-        kwargs["with_cost"] = True
-    results = [bench_pipeline(name, scenarios, config, **kwargs) for name in pipelines]
+    results = [bench_pipeline(name, scenarios, config, make_store, with_cost=remote) for name in pipelines]
     if "memsift" in pipelines and remote:
-        results.insert(1, _bench_remote(config, scenarios, kwargs))  # beside the embedded decider
+        results.insert(1, _bench_remote(config, scenarios, make_store))  # beside the embedded decider
     if ns.json:
         for result in results:
             print(json.dumps(result))
@@ -132,18 +132,19 @@ def _bench(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _bench_remote(config: Config, scenarios: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _bench_remote(config: Config, scenarios: Sequence[Scenario | LoopScenario],
+                  make_store: StoreFactory) -> dict[str, Any]:
     """The memsift pipeline on the configured remote decider, as a column of its own."""
     from .bench import bench_pipeline
     from .config import THRESHOLD_TASKS
     from .decider.backends import decider_for
 
     label = "+".join(sorted({config.backend_for(task) for task in set(THRESHOLD_TASKS.values())}))
-    return bench_pipeline("memsift", scenarios, config, decider=decider_for(config), label=f"memsift/{label}",
-                          **kwargs)
+    return bench_pipeline("memsift", scenarios, config, make_store, decider=decider_for(config),
+                          label=f"memsift/{label}", with_cost=True)
 
 
-def _cognee_bench_store(config):
+def _cognee_bench_store(config: Config) -> StoreFactory:
     """Each scenario gets a dataset of its own on the server, named for the run."""
     import os
 
@@ -151,7 +152,7 @@ def _cognee_bench_store(config):
 
     from .stores.cognee import CogneeStore
 
-    def make(scenario, folder):
+    def make(scenario: Scenario | LoopScenario, folder: Path) -> CogneeStore:
         name = f"memsift-bench-{scenario.id}-{os.getpid()}-{folder.name}"
         return CogneeStore.from_config(evolve(config, dataset=name))
 
@@ -166,7 +167,7 @@ def _doctor(ns: argparse.Namespace) -> int:
     return 0 if report.healthy else 1
 
 
-def _services(ns: argparse.Namespace):
+def _services(ns: argparse.Namespace) -> Services:
     from .config import load_config
     from .services import open_services
 

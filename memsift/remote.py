@@ -7,12 +7,13 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import DeadlineExceeded
 
 if TYPE_CHECKING:
     import httpx
+    import tenacity
 
 
 def read_within(client: httpx.Client, request: httpx.Request, deadline: float,
@@ -33,3 +34,10 @@ def read_within(client: httpx.Client, request: httpx.Request, deadline: float,
     finally:
         response.close()
     return response.status_code, bytes(body), response.headers
+
+
+def last_answer(attempt: tenacity.RetryCallState) -> Any:
+    """Out of tries, the last attempt's answer stands: ``Retrying(retry_error_callback=last_answer)``."""
+    if attempt.outcome is None:  # tenacity calls this only once an attempt has ended
+        raise RuntimeError("no attempt has ended")
+    return attempt.outcome.result()

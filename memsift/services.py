@@ -88,25 +88,24 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
 
     folder = config.project_dir(project_root)
     health = Health(config.home, cooldown=config.breaker_cooldown)  # reads nothing until asked
-    common = dict(
-        decider=_decider(config),
-        notebook=NotesFile(folder / "notes.md"),
-        redactor=PatternRedactor(),
-        reviser=DuplicateReviser(),
-        config=config,
-        session_log=SessionLog(config.home / "sessions", health.damaged),
-        health=health,
-    )
+    decider = _decider(config)
+    store: Store
     if config.store == "cognee":
         from .stores.cognee import CogneeStore
 
-        return Services(store=CogneeStore.from_config(config),
-                        outbox=Outbox(config.home / "outbox.sqlite", on_damage=health.damaged), **common)
-    from .stores.sqlite import SQLiteStore
+        store, outbox = CogneeStore.from_config(config), Outbox(config.home / "outbox.sqlite",
+                                                                on_damage=health.damaged)
+    else:
+        from .stores.sqlite import SQLiteStore
 
-    # The embedded store has an outbox too: an exchange kept while its write failed goes in later.
-    return Services(store=SQLiteStore(folder / "store.sqlite", on_damage=health.damaged),
-                    outbox=Outbox(folder / "outbox.sqlite", on_damage=health.damaged), **common)
+        # The embedded store has an outbox too: an exchange kept while its write failed goes in later.
+        store = SQLiteStore(folder / "store.sqlite", on_damage=health.damaged)
+        outbox = Outbox(folder / "outbox.sqlite", on_damage=health.damaged)
+    return Services(
+        decider=decider, notebook=NotesFile(folder / "notes.md"), redactor=PatternRedactor(),
+        reviser=DuplicateReviser(), config=config, store=store, health=health, outbox=outbox,
+        session_log=SessionLog(config.home / "sessions", health.damaged),
+    )
 
 
 def _decider(config: Config) -> Decider:

@@ -75,6 +75,7 @@ class Keep(_Path):
     edits: tuple[Edit, ...] = ()
 
 
+PathState = Sift | Keep
 Stage = Callable[[Services, Any], Any]
 
 
@@ -87,7 +88,7 @@ class EndPath(Exception):
         self.state = state
 
 
-def call_service(services: Services, state: _Path, stage: str, target: Decider | Store, seconds: float,
+def call_service(services: Services, state: PathState, stage: str, target: Decider | Store, seconds: float,
                  since: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call a service within its deadline, minding its breaker when it is remote.
 
@@ -130,20 +131,21 @@ def is_remote(service: Decider | Store) -> bool:
     return getattr(service, "remote", True)
 
 
-def _session(state: _Path) -> str:
+def _session(state: PathState) -> str:
     return state.message.session if isinstance(state, Sift) else state.exchange.session
 
 
-def ask(services: Services, state: _Path, stage: str, since: float,
+def ask(services: Services, state: PathState, stage: str, since: float,
         questions: Mapping[str, Question]) -> dict[str, Answer]:
     """Ask the decider, within its deadline (the backend these questions are routed to, if any)."""
     route = getattr(services.decider, "for_questions", None)
     decider = route(questions) if route is not None else services.decider
-    return call_service(services, state, stage, decider, services.config.decider_deadline, since,
-                        decider.decide, decision_state(state), questions)
+    answers: dict[str, Answer] = call_service(services, state, stage, decider, services.config.decider_deadline,
+                                              since, decider.decide, decision_state(state), questions)
+    return answers
 
 
-def decision_state(state: _Path) -> dict[str, Any]:
+def decision_state(state: PathState) -> dict[str, Any]:
     """What the decider reads: the message, the recent turns, the kind once known."""
     if isinstance(state, Keep):
         return {"user": state.exchange.user, "assistant": state.exchange.assistant}

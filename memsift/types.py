@@ -10,8 +10,8 @@ whatever sits behind it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, Union, runtime_checkable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
@@ -50,12 +50,17 @@ class Turn:
     text: str
 
 
+def _turns(turns: Iterable[Turn]) -> tuple[Turn, ...]:
+    """Any iterable of turns, kept as a tuple (a typed converter: a checker sees what ``Message`` takes)."""
+    return tuple(turns)
+
+
 @frozen
 class Message:
     """A user message and the recent conversation before it (oldest first)."""
 
     text: str
-    conversation: tuple[Turn, ...] = field(default=(), converter=tuple)
+    conversation: tuple[Turn, ...] = field(default=(), converter=_turns)
     session: str = ""
 
 
@@ -110,17 +115,21 @@ class Choice:
     type: Literal["choice"] = "choice"
 
 
+def _levels(levels: Iterable[str]) -> tuple[str, ...]:
+    return tuple(levels)
+
+
 @frozen
 class Score:
     """Place the state on ordered levels (2 to 10); answered with a level score."""
 
     task: str
     instructions: str | Mapping[str, Any]
-    levels: tuple[str, ...] = field(converter=tuple)
+    levels: tuple[str, ...] = field(converter=_levels)
     type: Literal["score"] = "score"
 
 
-Question = Union[Noul, Choice, Score]
+Question = Noul | Choice | Score
 
 
 @frozen
@@ -145,7 +154,7 @@ class ScoreAnswer:
     type: Literal["score"] = "score"
 
 
-Answer = Union[NoulAnswer, ChoiceAnswer, ScoreAnswer]
+Answer = NoulAnswer | ChoiceAnswer | ScoreAnswer
 
 
 # -- what a path returns ----------------------------------------------------
@@ -311,6 +320,11 @@ class Reviser(Protocol):
 
 @runtime_checkable
 class Redactor(Protocol):
-    """Removes credentials from text before it leaves the process."""
+    """Removes credentials from text before it leaves the process.
+
+    Hashable: the stages cache each text's redaction per redactor.
+    """
 
     def redact(self, text: str) -> str: ...
+
+    def __hash__(self) -> int: ...

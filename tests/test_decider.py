@@ -298,6 +298,20 @@ def test_a_file_that_is_not_a_weights_file_is_refused(tmp_path):
         weights.load(tmp_path / "w.bin")
 
 
+@pytest.mark.parametrize(("part", "shorten"), [
+    ("judge's weights", lambda header, tables: header["judge"]["weights"].pop()),
+    ("table", lambda header, tables: tables["kind"].pop()),
+    ("biases", lambda header, tables: header["heads"]["keep"]["bias"].pop()),
+    ("document frequencies", lambda header, tables: tables["df"].pop()),
+])
+def test_a_weights_file_built_for_other_features_is_refused_not_truncated(part, shorten):
+    header, tables = weights.load(WEIGHTS)
+    shorten(header, tables)
+
+    with pytest.raises(ValueError, match=f"{part} hold .* where this memsift reads"):
+        EmbeddedDecider(header, tables)
+
+
 def test_a_decider_loads_from_a_copy_of_the_weights(tmp_path):
     (tmp_path / "model.bin").write_bytes(WEIGHTS.read_bytes())
 

@@ -20,8 +20,10 @@ from typing import Any
 
 from ..types import Answer, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
 from . import weights
-from .features import MessageView, fact_features, judge_features, make_idf, novel_features, text_features
-from .heads import TextHead, sigmoid
+from .features import (
+    DF_BUCKETS, JUDGE_FEATURES, MessageView, fact_features, judge_features, make_idf, novel_features, text_features,
+)
+from .heads import TextHead, check_length, sigmoid
 
 WEIGHTS = weights.SHIPPED
 _KINDS = list(Kind)
@@ -49,12 +51,14 @@ class EmbeddedDecider:
     name = "embedded decider"
     remote = False  # runs in-process: no breaker to mind
 
-    def __init__(self, header: Mapping[str, Any], tables: Mapping[str, array]) -> None:
+    def __init__(self, header: Mapping[str, Any], tables: Mapping[str, array[int]]) -> None:
         heads = header["heads"]
         self.kind = TextHead(heads["kind"], tables["kind"])
         self.worth = TextHead(heads["worth"], tables["worth"])
         self.keep = TextHead(heads["keep"], tables["keep"])
         self.judge_weights: list[float] = header["judge"]["weights"]
+        check_length("the judge's weights", self.judge_weights, len(JUDGE_FEATURES))
+        check_length("the document frequencies", tables["df"], DF_BUCKETS)
         self.idf = make_idf(tables["df"], header["idf"]["documents"])
 
     @classmethod
@@ -95,7 +99,7 @@ class EmbeddedDecider:
             is_note=instructions.get("origin") == "note",
             idf=self.idf,
         )
-        return sigmoid(sum(w * x for w, x in zip(self.judge_weights, vector)))
+        return sigmoid(sum(w * x for w, x in zip(self.judge_weights, vector, strict=True)))
 
 
     def _fact(self, state: Mapping[str, Any], instructions: Any) -> float:
@@ -130,7 +134,8 @@ def exchange_features(user: str, assistant: str) -> dict[int, float]:
 def _message_features(state: Mapping[str, Any], cache: dict[str, Any]) -> dict[int, float]:
     if "message" not in cache:
         cache["message"] = text_features(state.get("message", ""))
-    return cache["message"]
+    feats: dict[int, float] = cache["message"]
+    return feats
 
 
 def _choice(probabilities: Mapping[str, float], question: Choice) -> ChoiceAnswer:

@@ -17,6 +17,7 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 from ..text import content_words, stem, words
 
@@ -36,7 +37,7 @@ def text_features(text: str, prefix: str = "") -> dict[int, float]:
     low = head.lower()
     ws = words(low)
     feats: list[str] = [f"w:{w}" for w in ws]
-    feats += [f"b:{a}_{b}" for a, b in zip(ws, ws[1:])]
+    feats += [f"b:{a}_{b}" for a, b in pairwise(ws)]
     padded = f" {' '.join(low.split())} "
     feats += [f"c:{padded[i:i + 3]}" for i in range(len(padded) - 2)]
     feats += [f"f:{w}" for w in ws[:1]] + [f"f2:{'_'.join(ws[:2])}"] if ws else ["empty"]
@@ -143,7 +144,7 @@ def judge_features(
 
 
 def _pairs(ws: Sequence[str]) -> set[tuple[str, str]]:
-    return {(stem(a), stem(b)) for a, b in zip(ws, ws[1:])}
+    return {(stem(a), stem(b)) for a, b in pairwise(ws)}
 
 
 def _grams(text: str) -> set[str]:

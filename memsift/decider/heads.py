@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 from typing import Any
+
+from .features import BUCKETS
 
 
 class TextHead:
@@ -24,6 +26,8 @@ class TextHead:
         self.bias: list[float] = spec["bias"]
         self.scale: float = spec["scale"]
         self.table = table
+        check_length(f"the {'/'.join(self.classes)} head's biases", self.bias, len(self.classes))
+        check_length(f"the {'/'.join(self.classes)} head's table", table, BUCKETS * len(self.classes))
 
     def logits(self, feats: Mapping[int, float]) -> list[float]:
         k, table, scale = len(self.classes), self.table, self.scale
@@ -42,6 +46,13 @@ class TextHead:
         exps = [math.exp(x - top) for x in logits]
         total = sum(exps)
         return {c: e / total for c, e in zip(self.classes, exps, strict=True)}
+
+
+def check_length(what: str, values: Sized, expected: int) -> None:
+    """A weights file built for other features is refused, not read truncated."""
+    if len(values) != expected:
+        raise ValueError(f"{what} hold {len(values)} values where this memsift reads {expected}: "
+                         "the weights file was built for another version")
 
 
 def sigmoid(x: float) -> float:

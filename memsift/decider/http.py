@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..errors import ConfigurationError, DeadlineExceeded, MemsiftError, ServiceUnavailable
 from ..health import public_name
-from ..remote import read_within
+from ..remote import last_answer, read_within
 from ..types import Usage
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class JsonEndpoint:
             retry=(tenacity.retry_if_exception(_connection_failed)
                    | tenacity.retry_if_result(lambda reply: reply.busy)),
             wait=wait, stop=stop,
-            retry_error_callback=lambda attempt: attempt.outcome.result(),  # type: ignore[union-attr]
+            retry_error_callback=last_answer,
         )
         try:
             reply: _Reply = retrying(self._attempt, url, body, deadline)

@@ -19,7 +19,7 @@ MAGIC = b"MSIFTW1\n"
 SHIPPED = Path(__file__).with_name("model.bin")  # the embedded decider's weights, in the package
 
 
-def save(path: Path, header: dict[str, Any], arrays: dict[str, array]) -> None:
+def save(path: Path, header: dict[str, Any], arrays: dict[str, array[Any]]) -> None:
     listing = [{"name": name, "type": arr.typecode, "length": len(arr)} for name, arr in arrays.items()]
     head = json.dumps({**header, "arrays": listing}, sort_keys=True, separators=(",", ":")).encode()
     with open(path, "wb") as out:
@@ -28,7 +28,7 @@ def save(path: Path, header: dict[str, Any], arrays: dict[str, array]) -> None:
             out.write(_little_endian(arr).tobytes())
 
 
-def load(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
+def load(path: Path) -> tuple[dict[str, Any], dict[str, array[Any]]]:
     data = path.read_bytes()
     if not data.startswith(MAGIC):
         raise ValueError(f"{path} is not a memsift weights file")
@@ -36,7 +36,7 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
     start = len(MAGIC) + 4
     header = json.loads(data[start:start + size])
     offset = start + size
-    arrays: dict[str, array] = {}
+    arrays: dict[str, array[Any]] = {}
     for spec in header["arrays"]:
         arr = array(spec["type"])
         end = offset + spec["length"] * arr.itemsize
@@ -46,7 +46,7 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
     return header, arrays
 
 
-def _little_endian(arr: array) -> array:
+def _little_endian(arr: array[Any]) -> array[Any]:
     """The file is little-endian whatever the machine (a swap is its own inverse)."""
     if sys.byteorder == "big" and arr.itemsize > 1:
         arr = array(arr.typecode, arr)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
 from ..health import public_name
-from ..remote import read_within
+from ..remote import last_answer, read_within
 from ..types import Item
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ class CogneeStore:
             stop=(tenacity.stop_after_attempt(3)
                   | tenacity.stop_before_delay(max(0.0, deadline - time.monotonic()))),
             wait=tenacity.wait_random_exponential(multiplier=0.1, max=1.0),
-            retry_error_callback=lambda state: state.outcome.result(),  # out of tries: the last answer stands
+            retry_error_callback=last_answer,
         )
         try:
             return retrying(self._attempt, method, path, deadline, **kwargs)
