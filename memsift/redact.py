@@ -196,7 +196,7 @@ class Rule:
     '//registry.npmjs.org/:_authToken=[REDACTED:npm-token]'
     """
 
-    __slots__ = ("kind", "source", "trigger", "judge", "standalone", "_pattern")
+    __slots__ = ("_pattern", "judge", "kind", "source", "standalone", "trigger")
 
     def __init__(
         self, kind: str, source: str, trigger: Trigger, judge: Judge = contextual, *, standalone: bool = False

@@ -55,7 +55,7 @@ def _error(status: int, message: str, kind: str = "invalid_request_error", param
 
 
 class OpenAIService(JsonService):
-    MODELS = {"gpt-4.1-mini", "qwen2.5-1.5b-instruct", "o4-mini"}
+    MODELS = frozenset({"gpt-4.1-mini", "qwen2.5-1.5b-instruct", "o4-mini"})
 
     def __init__(self, *, api_key: str | None = None, answerer: Answerer = hashed_weights,
                  structurer: Structurer | None = None) -> None:
@@ -142,7 +142,7 @@ class OpenAIService(JsonService):
 
 
 class AnthropicService(JsonService):
-    MODELS = {"claude-haiku-4-5", "claude-sonnet-4-5"}
+    MODELS = frozenset({"claude-haiku-4-5", "claude-sonnet-4-5"})
 
     def __init__(self, *, api_key: str = "sk-ant-test", answerer: Answerer = hashed_weights,
                  structurer: Structurer | None = None) -> None:

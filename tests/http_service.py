@@ -102,7 +102,7 @@ class JsonService:
                 service.connections.discard(self.connection)
                 super().finish()
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:  # http.server's naming
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 received = Received(time.monotonic(), self.path,
                                     {k.lower(): v for k, v in self.headers.items()}, body)

@@ -399,7 +399,9 @@ def test_codex_rollouts_of_earlier_releases_are_read_too(tmp_path):
 
 def test_an_answer_split_around_tool_calls_is_one_turn(tmp_path):
     path = tmp_path / "t.jsonl"
-    text = lambda t: {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": t}]}}
+    def text(t: str) -> dict[str, object]:
+        return {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": t}]}}
+
     lines = [{"type": "user", "message": {"role": "user", "content": "why is CI red?"}},
              text("Checking the logs."),
              {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}},

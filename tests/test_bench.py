@@ -31,12 +31,16 @@ SCENARIO = {
     "project": "A recipe-sharing site in Flask with Postgres; background jobs in Celery.",
     "memory": {
         "notes": [
-            {"id": "n1", "text": "Image uploads: resized with Pillow to 1200px before S3, because phones send 12 MB photos."},
+            {"id": "n1",
+             "text": "Image uploads: resized with Pillow to 1200px before S3, because phones send 12 MB photos."},
             {"id": "n2", "text": "Search: Postgres full text search, not Elasticsearch: one less service to run."},
         ],
         "archive": [
-            {"id": "a1", "text": "Picked Celery with Redis as broker for the thumbnail jobs; RQ lacked retries with backoff."},
-            {"id": "a2", "text": "The nightly backup cron failed because the disk filled up; fixed by pruning dumps older than 14 days."},
+            {"id": "a1",
+             "text": "Picked Celery with Redis as broker for the thumbnail jobs; RQ lacked retries with backoff."},
+            {"id": "a2",
+             "text": "The nightly backup cron failed because the disk filled up; "
+                     "fixed by pruning dumps older than 14 days."},
             {"id": "a3", "text": "Recipe ratings are cached for ten minutes in Redis to keep the homepage fast."},
             *({"id": f"c{n}", "text": text} for n, text in enumerate(CHANGELOG, start=1)),
         ],
@@ -231,7 +235,7 @@ def test_memsift_total_sums_the_counts_and_recomputes_the_ratios(memsift_two_sce
     assert total["kind_accuracy"] == pytest.approx(weighted)
     assert min(row["wait_p95_s"] for row in rows) <= total["wait_p95_s"] <= max(row["wait_p95_s"] for row in rows)
     # retention over the pooled exchanges: 2 kept of 3 in the first, 1 of 2 in the second
-    hits = [round(row["retain_recall"] * expected) for row, expected in zip(rows, (2, 1))]
+    hits = [round(row["retain_recall"] * expected) for row, expected in zip(rows, (2, 1), strict=True)]
     assert total["retain_recall"] == pytest.approx(sum(hits) / 3)
 
 

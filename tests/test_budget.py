@@ -63,7 +63,7 @@ def test_a_slow_call_raises_deadline_exceeded_without_being_waited_for():
 
     t0 = time.perf_counter()
     try:
-        with pytest.raises(DeadlineExceeded, match="0.2 s deadline"):
+        with pytest.raises(DeadlineExceeded, match=r"0\.2 s deadline"):
             within(0.2, hangs)
         elapsed = time.perf_counter() - t0
     finally:

@@ -202,7 +202,7 @@ def test_a_slow_answer_exceeds_the_deadline(openai):
 # -- OpenAI-compatible: a model that refuses log-probabilities ------------------------------
 
 def test_a_model_that_refuses_logprobs_is_a_clear_configuration_error_probed_once(openai, tmp_path):
-    with pytest.raises(LogprobsRefused, match="'o4-mini' gives no log-probabilities.*non-reasoning"):
+    with pytest.raises(LogprobsRefused, match=r"'o4-mini' gives no log-probabilities.*non-reasoning"):
         openai_decider(openai, tmp_path, model="o4-mini").decide(STATE, {"w": WORTH})
     asked = len(openai.requests)
 

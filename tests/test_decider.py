@@ -143,7 +143,8 @@ JUDGE_PAIRS = [
      "Reverse proxy: Caddy over nginx because it renews TLS certificates on its own and the config is ten lines.",
      "The nginx access log is rotated weekly by logrotate on the old VM."),
     ("recurring_problem", "the celery workers are stuck again with the broker connection reset",
-     "Celery workers hung on broker connection reset; fixed by setting broker_connection_retry_on_startup and heartbeat=30.",
+     "Celery workers hung on broker connection reset; "
+     "fixed by setting broker_connection_retry_on_startup and heartbeat=30.",
      "Celery beat schedules the nightly invoice email at 02:00 UTC."),
     ("new_decision", "should we store uploaded avatars in S3 or on the app server disk?",
      "Constraint: the app servers are ephemeral containers, nothing written to local disk survives a deploy.",

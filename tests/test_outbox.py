@@ -276,7 +276,7 @@ def test_every_latest_text_arrives_and_none_is_sent_twice(tmp_path_factory, step
     delivered += [(sent.id, sent.text) for sent in final.sent]
 
     assert outbox.pending() == 0
-    assert {key: text for key, text in delivered} == latest  # the last send of each is its latest text
+    assert dict(delivered) == latest  # the last send of each is its latest text
     assert _resent_only_after_a_change(delivered)
 
 

@@ -85,8 +85,8 @@ def test_lines_without_the_credential_stay_byte_for_byte(credential: Credential)
 def test_no_character_of_the_credential_is_left(credential: Credential):
     text, redacted = credential.text, redact(credential.text)
     start, end = credential_span(credential)
-    kept_before = len(os.path.commonprefix([text, redacted]))
-    kept_after = len(os.path.commonprefix([text[::-1], redacted[::-1]]))
+    kept_before = len(os.path.commonprefix([text, redacted]))  # noqa: RUF071 (characters are meant, not paths)
+    kept_after = len(os.path.commonprefix([text[::-1], redacted[::-1]]))  # noqa: RUF071
     assert kept_before <= start and len(text) - kept_after >= end, redacted
 
 

@@ -105,7 +105,7 @@ class SystemOneStub(JsonService):
         probabilities = normalised({level: weights.get(level, 0.0) for level in levels})
         return {"type": "score", "score": sum(i * probabilities[lv] for i, lv in enumerate(levels)),
                 "legend": {lv: json.dumps(d) if not isinstance(d, str) else d
-                           for lv, d in zip(levels, question["criteria"])},
+                           for lv, d in zip(levels, question["criteria"], strict=True)},
                 "probabilities": probabilities, "confidence": max(probabilities.values())}
 
 
@@ -264,9 +264,9 @@ def test_memsifts_own_kind_question_is_accepted_and_answered(stub):
 # -- refusals: never retried -------------------------------------------------------------
 
 def test_a_refused_key_is_a_configuration_error_and_is_not_retried():
-    with SystemOneStub(api_key="ts-right") as service:
-        with pytest.raises(ConfigurationError, match="MEMSIFT_DECIDER_API_KEY"):
-            decider_for(service, api_key="ts-wrong").decide(STATE, {"w": WORTH})
+    with SystemOneStub(api_key="ts-right") as service, pytest.raises(ConfigurationError,
+                                                                     match="MEMSIFT_DECIDER_API_KEY"):
+        decider_for(service, api_key="ts-wrong").decide(STATE, {"w": WORTH})
 
     assert len(service.requests) == 1
 
@@ -290,7 +290,7 @@ def test_a_validation_error_names_the_field(stub):
 
 
 def test_an_unknown_model_is_named_in_the_refusal(stub):
-    with pytest.raises(ConfigurationError, match="field 'model'.*MEMSIFT_DECIDER_MODEL"):
+    with pytest.raises(ConfigurationError, match=r"field 'model'.*MEMSIFT_DECIDER_MODEL"):
         decider_for(stub, model="jev-9").decide(STATE, {"w": WORTH})
 
 
@@ -428,7 +428,7 @@ def test_a_score_outside_its_levels_is_refused(stub):
     stub.always = Scripted(200, body_with({"mood": {"type": "score", "score": 3.5, "confidence": 0.9,
                                                     "probabilities": {"0": 0.1, "1": 0.1, "2": 0.8}}}))
 
-    with pytest.raises(ServiceUnavailable, match="outside levels 0..2"):
+    with pytest.raises(ServiceUnavailable, match=r"outside levels 0\.\.2"):
         decider_for(stub).decide(STATE, {"mood": FRUSTRATION})
 
 

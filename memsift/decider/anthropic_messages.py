@@ -110,9 +110,9 @@ class AnthropicDecider:
     def _tool_input(self, reply: Any, tool: str) -> dict[str, Any]:
         content = reply.get("content") if isinstance(reply, dict) else None
         for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == tool:
-                if isinstance(block.get("input"), dict):
-                    return dict(block["input"])
+            if (isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == tool
+                    and isinstance(block.get("input"), dict)):
+                return dict(block["input"])
         raise ServiceUnavailable(f"{self.name} answered without calling the tool {tool!r}")
 
 

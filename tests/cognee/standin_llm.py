@@ -177,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
             _calls["structured"] += structured
         if request.get("stream"):
             return self._stream(content)
-        self._json(200, {
+        return self._json(200, {
             "id": f"chatcmpl-standin-{time.monotonic_ns()}", "object": "chat.completion",
             "created": int(time.time()), "model": MODEL,
             "choices": [{"index": 0, "finish_reason": "stop",

@@ -141,7 +141,7 @@ def test_a_refused_connection_is_tried_three_times_then_unavailable():
         raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
 
     server = Server({"POST /api/v1/search": refuse})
-    with pytest.raises(ServiceUnavailable, match="unreachable: .*Connection refused"):
+    with pytest.raises(ServiceUnavailable, match=r"unreachable: .*Connection refused"):
         server.store().search("q", limit=5, timeout=5)
     assert len(server.asked) == 3
 
@@ -208,8 +208,8 @@ def test_a_401_after_a_fresh_login_is_a_configuration_error_without_a_storm():
 def test_bad_credentials_are_a_configuration_error_after_one_login():
     server = Server({"POST /api/v1/auth/login": reply(400, {"detail": "LOGIN_BAD_CREDENTIALS"})})
 
-    with pytest.raises(ConfigurationError, match="refused the login of 'me@example.com': "
-                                                 "LOGIN_BAD_CREDENTIALS"):
+    with pytest.raises(ConfigurationError, match=r"refused the login of 'me@example\.com': "
+                                                 r"LOGIN_BAD_CREDENTIALS"):
         server.store(user="me@example.com", password="wrong").search("q", limit=5, timeout=5)
     assert server.asked == ["POST /api/v1/auth/login"]
 

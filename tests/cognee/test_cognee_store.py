@@ -222,7 +222,7 @@ def test_an_api_key_works_without_any_login(cognee_auth_server):
 def test_no_credentials_for_a_server_that_wants_them_is_a_configuration_error(cognee_auth_server):
     store = CogneeStore(cognee_auth_server.url, dataset=fresh_dataset())
 
-    with pytest.raises(ConfigurationError, match="401.*Authentication required"):
+    with pytest.raises(ConfigurationError, match=r"401.*Authentication required"):
         store.search("anything", limit=3, timeout=12)
 
 
