@@ -47,14 +47,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="memsift", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="memsift", description="Sort a coding agent's memory: what to add to a message, what to keep.")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    bench = sub.add_parser("bench", help="replay scenarios and print the article's table")
+    bench = sub.add_parser("bench", help="replay scenarios: what memory added, beside adding on every message")
     bench.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO")
     bench.add_argument("--pipeline", choices=["memsift", "every-message"],
                        help="one pipeline (default: both, side by side, in the same run)")
-    bench.add_argument("--json", action="store_true", help="print the FORMAT.md object (one line per pipeline)")
+    bench.add_argument("--json", action="store_true", help="print JSON, one object per pipeline (see docs/bench.md)")
     bench.add_argument("--store", choices=["embedded", "cognee"], default="embedded")
     bench.add_argument("--cognee-url", help="the Cognee server, with --store cognee")
     bench.set_defaults(run=_bench)

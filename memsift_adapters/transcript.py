@@ -1,4 +1,4 @@
-"""Reading the last turns of an agent's transcript from its end (hooks.md section 5).
+"""Reading the last turns of an agent's transcript from its end (docs/agents.md, Transcripts).
 
 >>> recent_turns("/home/u/.claude/projects/-src-shop/s1.jsonl", claude_turn, 4)
 [('user', 'why Stripe?'), ('assistant', 'Mollie dropped webhooks under load.')]

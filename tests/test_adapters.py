@@ -91,7 +91,7 @@ def one_line_on_stderr(result: subprocess.CompletedProcess[bytes]) -> str:
     return lines[0]
 
 
-# -- payloads, shaped as hooks.md section 3 describes them ---------------------------
+# -- payloads, shaped as the agents send them (docs/agents.md) -----------------------
 
 def prompt_payload(agent: str, project: Path, prompt: str, transcript: Path | None = None,
                    session: str = "0b7c6f1e-4d2a-4f7e-9a51-2f3c8e6d1a90") -> dict:
@@ -115,7 +115,7 @@ def stop_payload(agent: str, project: Path, transcript: Path | None, answer: str
     return {**payload, "turn_id": "01a22af5-270f-71f3-b6d0-000000000001", "model": "gpt-5.5"}
 
 
-# -- transcripts, in each agent's format (hooks.md section 5) -------------------------
+# -- transcripts, in each agent's format (docs/agents.md, Transcripts) ---------------
 
 def claude_transcript(path: Path, turns: list[tuple[str, str]]) -> Path:
     """A Claude Code session file: text turns, with the tool traffic around them."""
