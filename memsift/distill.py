@@ -8,7 +8,8 @@ whole exchange, which the store keeps.
 
 >>> clauses("Yes: we cap uploads at 25 MB because Vercel rejects bigger bodies. Done, thanks!")
 ['we cap uploads at 25 MB because Vercel rejects bigger bodies.']
->>> note_line(["We cap uploads at 25 MB because Vercel rejects bigger bodies."], "constraint", "2026-12-01", "ex-3f2a9c1b")
+>>> fact = "We cap uploads at 25 MB because Vercel rejects bigger bodies."
+>>> note_line([fact], "constraint", "2026-12-01", "ex-3f2a9c1b")
 'We cap uploads at 25 MB because Vercel rejects bigger bodies. (constraint 2026-12-01 ex-3f2a9c1b)'
 """
 
@@ -29,7 +30,7 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _CODE = re.compile(r"`[^`\n]*`")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-_BREAKS = (re.compile(r"(?<=;)\s+"), re.compile(r"(?<=:)\s+(?=\S)"), re.compile(r"\s+(?:--|—|–)\s+"),
+_BREAKS = (re.compile(r"(?<=;)\s+"), re.compile(r"(?<=:)\s+(?=\S)"), re.compile(r"\s+(?:--|—|\u2013)\s+"),
            re.compile(r"(?<=,)\s+(?=(?:so|because|since|while|but|and then|otherwise)\b)"))
 _ASIDE = re.compile(r"\s\((?:[^()`]|`[^`]*`){12,}?\)")  # "(about 9 GB once decompressed)": detail, not the fact
 # A clause that opens with an answer word ("Yes: Clerk tokens live 60 s") is the fact behind it.

@@ -10,7 +10,8 @@ from memsift.distill import CLAUSE_CHARS, FACT_CHARS, clauses, note_line, pick
 from memsift.types import Choice, Noul
 
 FIX = ("Good catch. The worker died because `pd.read_parquet()` loaded the whole 9 GB partition on a 4 GB box; "
-       "it now streams with `dataset.to_batches(50_000)`, so memory stays near 600 MB. Want me to add a regression test for the materializer?")
+       "it now streams with `dataset.to_batches(50_000)`, so memory stays near 600 MB. "
+       "Want me to add a regression test for the materializer?")
 
 
 def test_clauses_leave_out_code_blocks_openers_and_pieces_too_short_to_stand_alone():
@@ -83,7 +84,8 @@ def test_the_embedded_fact_question_prefers_the_clause_with_the_cause_and_the_fi
 
 def test_the_embedded_novel_question_tells_a_restatement_from_an_update_and_another_subject():
     decider = EmbeddedDecider.load()
-    note = "Online keys expire after 36 hours (`ONLINE_TTL_S`): the daily run plus 12 h of slack. (decision 2026-11-02 ex-11111111)"
+    note = ("Online keys expire after 36 hours (`ONLINE_TTL_S`): the daily run plus 12 h of slack. "
+            "(decision 2026-11-02 ex-11111111)")
     options = {"restates": None, "updates": None, "differs": None}
 
     def verdict(new: str) -> str:
@@ -91,7 +93,8 @@ def test_the_embedded_novel_question_tells_a_restatement_from_an_update_and_anot
         return decider.decide({}, {"q": question})["q"].choice
 
     assert verdict("Online keys expire after 36 hours (`ONLINE_TTL_S`), the daily run plus slack.") == "restates"
-    assert verdict("Online keys now expire after 48 hours (`ONLINE_TTL_S`): the daily run plus 24 h slack.") == "updates"
+    updated = "Online keys now expire after 48 hours (`ONLINE_TTL_S`): the daily run plus 24 h slack."
+    assert verdict(updated) == "updates"
     assert verdict("The Slack webhook lives in Secrets Manager as `slack_alerts`.") == "differs"
 
 

@@ -666,7 +666,8 @@ def test_novel_drops_a_line_the_notes_already_hold_and_writes_nothing(services, 
 def test_novel_supersedes_the_note_a_line_updates_and_revise_removes_only_that_line(services, scripted):
     old = "Caddy renews TLS certificates through the HTTP challenge on port 80."
     write_notes(services, f"{HTMX}\n{old}\n{DISK}\n")
-    line = "Caddy renews TLS certificates through the DNS challenge now: port 80 is closed. (decision 2026-12-01 ex-0123abcd)"
+    line = ("Caddy renews TLS certificates through the DNS challenge now: port 80 is closed. "
+            "(decision 2026-12-01 ex-0123abcd)")
     decider = scripted(novel=lambda note, new: "updates" if note == old else "differs")
     services = with_decider(services, decider)
 
