@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHIPPED_FOLDERS = ["adapters", "benchmarks", "docs", "tests", "training"]  # what the sdist's tests read
+SHIPPED_FOLDERS = [  # what the sdist's tests read
+    ".agents", ".claude-plugin", ".codex-plugin", "benchmarks", "docs", "hooks", "memsift_adapters", "tests",
+    "training",
+]
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +44,8 @@ def source_files(folder: str) -> set[str]:
 def test_the_wheel_holds_the_license_the_weights_and_the_typed_marker(built):
     names = set(zipfile.ZipFile(built["wheel"]).namelist())
 
-    assert {"memsift/py.typed", "memsift/decider/model.bin", "memsift-0.1.0.dist-info/licenses/LICENSE"} <= names
+    assert {"memsift/py.typed", "memsift/decider/model.bin", "memsift-0.1.0.dist-info/licenses/LICENSE",
+            "memsift_adapters/hook.py", "memsift_adapters/skills/memsift-search/SKILL.md"} <= names
 
 
 def test_the_wheel_metadata_names_the_license_pythons_systems_and_urls(built):

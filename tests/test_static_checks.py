@@ -7,6 +7,7 @@ the names are imported lazily at run time.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -25,10 +26,10 @@ def run_tool(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
                           timeout=600)
 
 
-def test_mypy_strict_finds_nothing_in_the_package():
+def test_mypy_strict_finds_nothing_in_the_packages():
     pytest.importorskip("mypy")
 
-    done = run_tool("mypy", "--strict", "memsift")
+    done = run_tool("mypy", "--strict", "memsift", "memsift_adapters")
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("Success: no issues found")
@@ -60,6 +61,6 @@ def test_a_users_type_checker_sees_the_public_api_with_its_types(tmp_path):
 
     assert 'Revealed type is "memsift.services.Services"' in done.stdout, done.stdout
     assert 'Revealed type is "memsift.types.Recall"' in done.stdout
-    assert 'Revealed type is "memsift.types.Kind | None"' in done.stdout
+    assert re.search(r'Revealed type is "memsift\.\w+\.Kind \| None"', done.stdout)
     assert 'Argument 1 to "Message" has incompatible type "int"; expected "str"' in done.stdout
     assert done.stdout.count("error:") == 1, done.stdout
