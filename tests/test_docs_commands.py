@@ -4,7 +4,7 @@ Each shell command runs in its own bash (with ``pipefail``) in a sandbox laid
 out like the docs assume: the repository at ``~/memsift`` (a link farm to this
 one), its ``.venv`` the interpreter running the tests, a private HOME and
 MEMSIFT_HOME. The Python blocks of one page run together, top to bottom, as a
-reader would run them. A command that cannot run here is listed in
+reader would run them. A command (or a block quoting code) that cannot run here is listed in
 ``NOT_RUN`` with the reason; a reason no command needs any more fails.
 """
 
@@ -23,8 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
-# Command prefix -> why the test does not run it.
+# Command (or Python block) prefix -> why the test does not run it.
 NOT_RUN = {
+    "DecisionLog(default_home(os.environ)).record(": "quotes the adapters' call, whose names the hook holds",
     "python3 -m venv .venv": "makes the venv the tests run in; .ci/run runs README's setup as written",
     "claude plugin marketplace add": "needs Claude Code and a published repository; tests/test_plugins.py checks "
                                      "the plugin's files",
@@ -113,7 +114,8 @@ def test_a_shell_command_of_the_docs_runs_as_written(where, command, sandbox, tm
 @pytest.mark.parametrize("page", sorted({page for page, _, _ in fenced({"python"})}),
                          ids=lambda page: str(page.relative_to(REPO)))
 def test_the_python_blocks_of_a_page_run_top_to_bottom(page, sandbox, tmp_path):
-    script = "\n\n".join(block for where, _, block in fenced({"python"}) if where == page)
+    script = "\n\n".join(block for where, _, block in fenced({"python"})
+                         if where == page and not why_not_run(block))
 
     done = run_in(sandbox, [sys.executable, "-c", script], tmp_path)
 
@@ -121,6 +123,6 @@ def test_the_python_blocks_of_a_page_run_top_to_bottom(page, sandbox, tmp_path):
 
 
 def test_every_reason_not_to_run_names_a_command_of_the_docs():
-    commands = [command for _, command in shell_commands()]
+    commands = [command for _, command in shell_commands()] + [block for _, _, block in fenced({"python"})]
 
     assert [prefix for prefix in NOT_RUN if not any(c.startswith(prefix) for c in commands)] == []
