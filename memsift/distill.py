@@ -89,10 +89,11 @@ def _join_short(pieces: Sequence[str]) -> list[str]:
 def pick(scored: Sequence[tuple[float, int, str]], threshold: float) -> list[str]:
     """The best clause, then others that pass ``threshold`` while the line has room, its
     neighbours first (a cause and its fix are usually said one after the other); in the order
-    they were said. ``scored``: (probability, position, clause)."""
+    they were said; of two clauses that score the same, the later (an answer tells what was done
+    after what was wrong). ``scored``: (probability, position, clause)."""
     if not scored:
         return []
-    best = max(scored, key=lambda s: (s[0], -s[1]))
+    best = max(scored, key=lambda s: (s[0], s[1]))
     chosen = [best]
     room = FACT_CHARS - len(best[2])
     others = sorted((s for s in scored if s is not best and s[0] >= threshold),

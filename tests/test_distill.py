@@ -57,7 +57,7 @@ def test_a_line_never_passes_its_budget_and_always_holds_the_likeliest_clause(cl
     assert line.endswith(" (decision 2026-12-01 ex-0123abcd)")
     assert len(line) <= FACT_CHARS + len(" (decision 2026-12-01 ex-0123abcd)")
     if scored:
-        best = max(scored, key=lambda s: (s[0], -s[1]))
+        best = max(scored, key=lambda s: (s[0], s[1]))
         assert facts[0] == best[2] or best[2] in facts
 
 
