@@ -310,7 +310,7 @@ def test_every_file_memsift_makes_is_its_owners_alone(memsift_home, project):
     guarded_recall(Message(QUESTION, session="s1"), project)  # past 300 notes: the notes index is made
     Health(memsift_home).broken("the test stage", "made to fail")
 
-    made = [path for path in memsift_home.rglob("*")]
+    made = list(memsift_home.rglob("*"))
     modes = {path.relative_to(memsift_home).as_posix(): stat.S_IMODE(path.stat().st_mode) for path in made}
 
     assert "projects" in modes and any(name.endswith("store.sqlite") for name in modes)
