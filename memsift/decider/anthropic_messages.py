@@ -20,9 +20,9 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, ServiceUnavailable
+from ..errors import ServiceUnavailable
 from ..types import Answer, Question, Usage
-from .http import JsonEndpoint, checked_name, usage_of
+from .http import JsonEndpoint, chat_target, usage_of
 from .labels import SYSTEM, Asked, ask_each
 
 if TYPE_CHECKING:
@@ -44,10 +44,7 @@ class AnthropicDecider:
                  deadline: float = 2.0, connect_timeout: float = 0.5,
                  price: tuple[float, float] = (0.0, 0.0), workers: int = 8,
                  transport: httpx.BaseTransport | None = None) -> None:
-        self.name = checked_name(base_url)
-        if not model:
-            raise ConfigurationError("MEMSIFT_DECIDER_MODEL must name the model to ask")
-        self.url = base_url.rstrip("/") + "/messages"
+        self.name, self.url = chat_target(base_url, model, "/messages")
         self.model = model
         self.deadline = deadline
         self.price = price  # USD per million tokens (sent, received)

@@ -46,6 +46,18 @@ _LEAST_ATTEMPT = 0.05  # a retry with less time than this left could not get an 
 Refusal = Callable[[int, Any], "MemsiftError | None"]
 
 
+def chat_target(base_url: str, model: str, route: str) -> tuple[str, str]:
+    """A chat backend's name and the URL of its route, once the settings that name it are checked.
+
+    >>> chat_target("http://127.0.0.1:8080/v1/", "qwen2.5-1.5b-instruct", "/chat/completions")
+    ('decider at 127.0.0.1:8080', 'http://127.0.0.1:8080/v1/chat/completions')
+    """
+    name = checked_name(base_url)
+    if not model:
+        raise ConfigurationError("MEMSIFT_DECIDER_MODEL must name the model to ask")
+    return name, base_url.rstrip("/") + route
+
+
 def checked_name(url: str | None, what: str = "decider") -> str:
     """The service's name for traces, the breaker and the notice: its host and port, never a key.
 
@@ -218,8 +230,8 @@ def usage_of(questions: int, reported: Any, price: tuple[float, float], *,
     ``input_tokens``/``output_tokens``, OpenAI-compatible servers ``prompt_tokens``/``completion_tokens``;
     ``price`` is US dollars per million tokens sent and received.
 
-    >>> usage_of(1, {"prompt_tokens": 200, "completion_tokens": 1}, (0.042, 0.0))
-    Usage(questions=1, tokens_in=200, tokens_out=1, usd=8.4e-06, calibrated=True)
+    >>> usage_of(1, {"prompt_tokens": 200, "completion_tokens": 1}, (0.05, 0.0))
+    Usage(questions=1, tokens_in=200, tokens_out=1, usd=1e-05, calibrated=True)
     """
     def count(*names: str) -> int:
         for name in names:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, MemsiftError, ServiceUnavailable
 from ..files import locked, read_regular, write_atomically
 from ..types import Answer, Noul, Question, Usage
-from .http import JsonEndpoint, checked_name, error_message, usage_of
+from .http import JsonEndpoint, chat_target, error_message, usage_of
 from .labels import SYSTEM, Asked, ask_each
 
 if TYPE_CHECKING:
@@ -58,10 +58,7 @@ class OpenAICompatibleDecider:
                  deadline: float = 2.0, connect_timeout: float = 0.5,
                  price: tuple[float, float] = (0.0, 0.0), home: Path | None = None,
                  workers: int = 8, transport: httpx.BaseTransport | None = None) -> None:
-        self.name = checked_name(base_url)
-        if not model:
-            raise ConfigurationError("MEMSIFT_DECIDER_MODEL must name the model to ask")
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.name, self.url = chat_target(base_url, model, "/chat/completions")
         self.model = model
         self.deadline = deadline
         self.price = price  # USD per million tokens (sent, received)
