@@ -54,16 +54,24 @@ def _error(status: int, message: str, kind: str = "invalid_request_error", param
     return Scripted(status, {"error": {"message": message, "type": kind, "param": param, "code": None}})
 
 
-class OpenAIService(JsonService):
-    MODELS = frozenset({"gpt-4.1-mini", "qwen2.5-1.5b-instruct", "o4-mini"})
+class ChatService(JsonService):
+    """What the two chat services share: a base URL ending in /v1, the key they expect, and how
+    they answer a question (``answerer``) or a structured request (``structurer``)."""
 
-    def __init__(self, *, api_key: str | None = None, answerer: Answerer = hashed_weights,
-                 structurer: Structurer | None = None) -> None:
+    def __init__(self, *, api_key: str | None, answerer: Answerer, structurer: Structurer | None) -> None:
         super().__init__()
         self.base_url = self.url + "/v1"
         self.api_key = api_key
         self.answerer = answerer
         self.structurer = structurer
+
+
+class OpenAIService(ChatService):
+    MODELS = frozenset({"gpt-4.1-mini", "qwen2.5-1.5b-instruct", "o4-mini"})
+
+    def __init__(self, *, api_key: str | None = None, answerer: Answerer = hashed_weights,
+                 structurer: Structurer | None = None) -> None:
+        super().__init__(api_key=api_key, answerer=answerer, structurer=structurer)
         self.refuses_logprobs = {"o4-mini"}
         self.drops_logprobs = False
         self.answer_format = "plain"  # "spaced": tokens as " Yes"; "missing": no label among the top ones
@@ -141,16 +149,12 @@ class OpenAIService(JsonService):
         })
 
 
-class AnthropicService(JsonService):
+class AnthropicService(ChatService):
     MODELS = frozenset({"claude-haiku-4-5", "claude-sonnet-4-5"})
 
     def __init__(self, *, api_key: str = "sk-ant-test", answerer: Answerer = hashed_weights,
                  structurer: Structurer | None = None) -> None:
-        super().__init__()
-        self.base_url = self.url + "/v1"
-        self.api_key = api_key
-        self.answerer = answerer
-        self.structurer = structurer
+        super().__init__(api_key=api_key, answerer=answerer, structurer=structurer)
         self.confidence = 0.8
         self.pick: str | None = None  # a label to pick whatever the enum says (a model gone astray)
         self.skip_tool = False  # answer with text, not the forced tool call
