@@ -462,17 +462,18 @@ def distill(services: Services, state: Keep) -> Keep:
     t0 = time.perf_counter()
     assert state.category is not None
     exchange = state.exchange
-    said = [("user", clause) for clause in distilling.clauses(exchange.user)]
-    said += [("assistant", clause) for clause in distilling.clauses(exchange.assistant)]
-    said = said[:MAX_CLAUSES]
+    # (origin, position in its own turn, clause): the answer's first clause is its first, however long
+    # the user's message was.
+    said = [(origin, position, clause) for origin, text in (("user", exchange.user), ("assistant", exchange.assistant))
+            for position, clause in enumerate(distilling.clauses(text))][:MAX_CLAUSES]
     if not said:
         return state.log("distill", "nothing to keep", t0).end("distill", "no clause states a fact")
     questions = {
-        str(i): Noul("fact", {"question": distilling.FACT, "item": clause, "origin": origin, "position": i})
-        for i, (origin, clause) in enumerate(said)
+        str(i): Noul("fact", {"question": distilling.FACT, "item": clause, "origin": origin, "position": position})
+        for i, (origin, position, clause) in enumerate(said)
     }
     answers = ask(services, state, "distill", t0, questions)
-    scored = [(_probability(answers[str(i)]), i, clause) for i, (_, clause) in enumerate(said)]
+    scored = [(_probability(answers[str(i)]), i, clause) for i, (_, _, clause) in enumerate(said)]
     facts = distilling.pick(scored, services.config.fact_threshold)
     line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange))
     return evolve(state, line=line).log("distill", f"{len(facts)} of {len(said)} clauses", t0,
