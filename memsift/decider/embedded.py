@@ -23,7 +23,7 @@ from . import weights
 from .features import (
     DF_BUCKETS, JUDGE_FEATURES, MessageView, fact_features, judge_features, make_idf, novel_features, text_features,
 )
-from .heads import TextHead, check_length, sigmoid
+from .heads import TextHead, check_length, sigmoid, softmax
 
 WEIGHTS = weights.SHIPPED
 _KINDS = list(Kind)
@@ -124,10 +124,7 @@ def _novel(instructions: Any) -> dict[str, float]:
     feats = novel_features(instructions["item"], instructions["new"])
     logits = {option: _hand_set_logit(bias, (w * feats[name] for name, w in weights.items()))
               for option, (bias, weights) in NOVEL_LOGITS.items()}
-    top = max(logits.values())
-    exps = {option: math.exp(x - top) for option, x in logits.items()}
-    total = sum(exps.values())
-    return {option: e / total for option, e in exps.items()}
+    return softmax(logits)
 
 
 def exchange_features(user: str, assistant: str) -> dict[int, float]:

@@ -42,10 +42,7 @@ class TextHead:
         logits = self.logits(feats)
         if len(logits) == 1:
             return {self.classes[0]: sigmoid(logits[0])}
-        top = max(logits)
-        exps = [math.exp(x - top) for x in logits]
-        total = sum(exps)
-        return {c: e / total for c, e in zip(self.classes, exps, strict=True)}
+        return softmax(dict(zip(self.classes, logits, strict=True)))
 
 
 def check_length(what: str, values: Sized, expected: int) -> None:
@@ -53,6 +50,14 @@ def check_length(what: str, values: Sized, expected: int) -> None:
     if len(values) != expected:
         raise ValueError(f"{what} hold {len(values)} values where this memsift reads {expected}: "
                          "the weights file was built for another version")
+
+
+def softmax(logits: Mapping[str, float]) -> dict[str, float]:
+    """Probabilities of each option from its logit (shifted by the largest: no overflow)."""
+    top = max(logits.values())
+    exps = {option: math.exp(x - top) for option, x in logits.items()}
+    total = sum(exps.values())
+    return {option: e / total for option, e in exps.items()}
 
 
 def sigmoid(x: float) -> float:
