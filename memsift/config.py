@@ -24,8 +24,8 @@ from typing import Any
 from attrs import evolve, fields, frozen
 
 from .errors import ConfigurationError
-from .home import default_home as default_home
-from .kinds import SEARCH_THRESHOLD
+from ._home import default_home as default_home
+from ._kinds import SEARCH_THRESHOLD
 
 
 @frozen

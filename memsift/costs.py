@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from .files import locked, read_regular, write_atomically
+from ._files import locked, read_regular, write_atomically
 from .types import Step, Usage
 
 FILE_NAME = "costs.json"

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from attrs import evolve
 
-from .files import locked, read_regular, write_atomically
+from ._files import locked, read_regular, write_atomically
+from ._note_lines import is_note, split_lines
 from .types import Edit, Exchange, Item
 
 
@@ -36,22 +37,6 @@ def exchange_id(exchange: Exchange) -> str:
 
     whole = f"{exchange.user}\n\n{exchange.assistant}".strip().encode("utf-8", "surrogatepass")
     return "ex-" + hashlib.sha1(whole).hexdigest()[:8]
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of a notes file's text.
-
-    Only "\n" ends a line: str.splitlines() would also cut at \x0c, \u2028 and
-    the like, and the next write would then change a line nobody named.
-    """
-    if not text:
-        return []
-    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-
-
-def is_note(line: str) -> bool:
-    """A line that holds a note: not blank, not a heading (``#``)."""
-    return bool(line.strip()) and not line.lstrip().startswith("#")
 
 
 def one_line(text: str) -> str:
@@ -86,13 +71,13 @@ class NotesFile:
 
         Every note while the file has at most ``above`` lines; past that, the
         ``limit`` notes whose words best match the query's, from a full-text
-        index kept beside the file (``notes_index.py``), so that judging costs
+        index kept beside the file (``_notes_index.py``), so that judging costs
         the same at 300 notes or 30,000.
 
         >>> notes.candidates("why Stripe over Mollie?", limit=50, above=300)
         [Item(id='note-…', text='Payments: Stripe over Mollie…', origin='note', source='notes.md:412')]
         """
-        from .notes_index import NotesIndex
+        from ._notes_index import NotesIndex
 
         with NotesIndex(self.path) as index:
             if not index.exists():  # a small file is read whole, as it was, and gets no index
@@ -142,7 +127,7 @@ class NotesFile:
     def _index_in_step(self) -> None:
         """Once the notes are narrowed, whoever writes them syncs their index (retain runs off
         the agent's path), so the message after finds it in step."""
-        from .notes_index import NotesIndex
+        from ._notes_index import NotesIndex
 
         with NotesIndex(self.path) as index:
             if index.exists():

@@ -23,10 +23,11 @@ from typing import TypeVar
 
 from attrs import evolve
 
-from .budget import within
+from ._budget import within
 from .errors import DeadlineExceeded
 from .services import Services
-from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, _Path, budget, is_remote, stage_name
+from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, budget, is_remote, stage_name
+from .stages.path import _Path
 from .types import Exchange, Message, Recall, Retained, Step, Usage
 
 S = TypeVar("S", bound=_Path)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .notes import one_line
-from .text import content_words, stem
+from ._text import content_words, stem
 from .types import Edit
 
 

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 from attrs import frozen
 
 from .config import Config
-from .files import locked, read_regular, set_aside, write_atomically
+from ._files import locked, read_regular, set_aside, write_atomically
 from .notes import NotesFile
 from .revise import DuplicateReviser
 from .types import Decider, Notebook, Redactor, Reviser, Store
 
 if TYPE_CHECKING:
-    from .health import Health
-    from .outbox import Outbox
+    from ._health import Health
+    from ._outbox import Outbox
 
 
 @frozen
@@ -82,8 +82,8 @@ class SessionLog:
 
 def open_services(config: Config, project_root: str | os.PathLike[str] = ".") -> Services:
     """The services the config names, embedded ones by default."""
-    from .health import Health
-    from .outbox import Outbox
+    from ._health import Health
+    from ._outbox import Outbox
     from .redact import PatternRedactor
 
     folder = config.project_dir(project_root)

@@ -14,7 +14,7 @@ EVENT is the agent's own event name:
     $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
         | memsift hook claude-code UserPromptSubmit
 
-Most messages end in ``memsift.quiet``, before the pipeline is imported.
+Most messages end in ``memsift._quiet``, before the pipeline is imported.
 The project is the git work tree around the payload's ``cwd``. Both agents
 take the same output; they differ in their transcripts and instruction files
 (``claude_code.py``, ``codex.py``). Fail open: whatever the input, the exit
@@ -69,7 +69,7 @@ def main(args: Sequence[str]) -> int:
 
 def prompt(agent: Agent, payload: Payload) -> None:
     """UserPromptSubmit: print what memory adds to the prompt, or nothing."""
-    from memsift.quiet import surely_quiet
+    from memsift._quiet import surely_quiet
 
     text = _required(payload, "prompt")
     _required(payload, "cwd")
@@ -158,7 +158,7 @@ def session_end(agent: Agent, payload: Payload) -> None:
     _required(payload, "cwd")
     if not _in_background():
         return
-    from memsift.flush import flush
+    from memsift.stages.retain import flush
 
     flush(_services(agent, payload), _optional(payload, "session_id"))
 
@@ -182,8 +182,8 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
     """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load."""
     from attrs import evolve
 
-    from memsift.guarded import open_guarded
-    from memsift.project import project_root
+    from memsift._guarded import open_guarded
+    from memsift._project import project_root
 
     root = project_root(_required(payload, "cwd"))
     services, why, notice = open_guarded(root, _optional(payload, "session_id"))
@@ -196,9 +196,9 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
 
 def _decided(agent: Agent, event: str, payload: Payload, result: Recall | Retained | None) -> None:
     """One line in the decision log, which ``memsift doctor`` shows (None: found quiet here); never fails."""
-    from memsift.decisions import DecisionLog
-    from memsift.home import default_home
-    from memsift.project import project_root
+    from memsift._decisions import DecisionLog
+    from memsift._home import default_home
+    from memsift._project import project_root
 
     DecisionLog(default_home(os.environ)).record(agent.name, event, str(project_root(_required(payload, "cwd"))),
                                                  result, session=_optional(payload, "session_id"))
@@ -268,7 +268,7 @@ def _in_background() -> bool:
 
 
 def _stderr_to(path: Path) -> None:
-    from memsift.files import private_folder
+    from memsift._files import private_folder
 
     private_folder(path.parent)
     os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memsift.budget import within
+from memsift._budget import within
 from memsift.errors import DeadlineExceeded, ServiceUnavailable
 
 

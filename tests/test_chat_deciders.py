@@ -405,7 +405,7 @@ def test_the_embedded_default_spends_nothing_and_writes_no_costs(tmp_path, memsi
 # -- the bench: questions, tokens and cost beside the embedded decider ------------------------
 
 def test_bench_on_a_remote_decider_adds_a_column_and_its_cost(tmp_path, monkeypatch, capsys):
-    from memsift.cli import main
+    from memsift._cli import main
 
     scenarios = sorted(str(p) for p in (Path(__file__).resolve().parents[1] / "benchmarks" / "scenarios").glob(
         "example_*.json"))

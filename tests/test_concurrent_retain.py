@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from memsift.config import load_config
-from memsift.notes_index import NotesIndex
+from memsift._notes_index import NotesIndex
 
 REPO = Path(__file__).resolve().parent.parent
 PROCESSES, EXCHANGES = 8, 50

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from examples import INCIDENT as EXAMPLE_INCIDENT
-from memsift.decider import weights
+from memsift.decider import _weights as weights
 from memsift.decider.embedded import WEIGHTS, EmbeddedDecider
-from memsift.decider.features import BUCKETS, JUDGE_FEATURES
+from memsift.decider._features import BUCKETS, JUDGE_FEATURES
 from memsift.stages import ANSWERS, KEEP_OPTIONS, KIND_OPTIONS, WORTH
 from memsift.types import (
     KEEP_CATEGORIES, Category, Choice, ChoiceAnswer, Decider, Kind, Noul, NoulAnswer, Score,

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsift.decider.embedded import EmbeddedDecider
-from memsift.distill import CLAUSE_CHARS, FACT_CHARS, clauses, note_line, pick
+from memsift.stages._distill import CLAUSE_CHARS, FACT_CHARS, clauses, note_line, pick
 from memsift.types import Choice, Noul
 
 FIX = ("Good catch. The worker died because `pd.read_parquet()` loaded the whole 9 GB partition on a 4 GB box; "

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from test_adapters import run_hook
 
 from memsift.config import load_config
-from memsift.guarded import guarded_recall, guarded_retain
+from memsift._guarded import guarded_recall, guarded_retain
 from memsift.notes import NotesFile
 from memsift.types import Exchange, Message
 

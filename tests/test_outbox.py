@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsift.errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
-from memsift.outbox import Outbox
+from memsift._outbox import Outbox
 from memsift.types import Item, Store
 
 

@@ -17,11 +17,11 @@ import pytest
 from attrs import evolve
 
 from memsift.config import load_config
-from memsift.files import NotRegularFile, read_regular
-from memsift.guarded import guarded_recall, guarded_retain
-from memsift.health import Health, public_name
+from memsift._files import NotRegularFile, read_regular
+from memsift._guarded import guarded_recall, guarded_retain
+from memsift._health import Health, public_name
 from memsift.notes import NotesFile
-from memsift.outbox import Outbox
+from memsift._outbox import Outbox
 from memsift.pipeline import recall, retain
 from memsift.redact import redact
 from memsift.services import SessionLog, open_services

@@ -32,14 +32,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memsift.decider import weights  # noqa: E402
+from memsift.decider import _weights as weights  # noqa: E402
 from memsift.decider.embedded import exchange_features  # noqa: E402
-from memsift.decider.features import (  # noqa: E402
+from memsift.decider._features import (  # noqa: E402
     BUCKETS, DF_BUCKETS, JUDGE_FEATURES, MessageView, df_bucket, judge_features, make_idf, text_features,
 )
 from memsift.redact import PatternRedactor  # noqa: E402
 from memsift.stages import RECENT_TURNS  # noqa: E402
-from memsift.text import content_words, stem  # noqa: E402
+from memsift._text import content_words, stem  # noqa: E402
 from memsift.types import Category, Kind  # noqa: E402
 
 CORPUS = ROOT / "training" / "corpus"

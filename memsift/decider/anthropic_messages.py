@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ServiceUnavailable
 from ..types import Answer, Question, Usage
-from .http import JsonEndpoint, chat_target, usage_of
-from .labels import SYSTEM, Asked, ask_each
+from ._http import JsonEndpoint, chat_target, url_and_model, usage_of
+from ._labels import SYSTEM, Asked, ask_each
 
 if TYPE_CHECKING:
     import httpx
@@ -58,8 +58,6 @@ class AnthropicDecider:
 
     @classmethod
     def from_config(cls, config: Config) -> AnthropicDecider:
-        from .backends import url_and_model
-
         url, model = url_and_model(config, "anthropic")
         return cls(url, model=model, api_key=config.decider_api_key, deadline=config.decider_deadline,
                    connect_timeout=config.connect_timeout, price=config.decider_price)

@@ -23,26 +23,6 @@ from ..types import Answer, Decider, Question, Usage
 if TYPE_CHECKING:
     from ..config import Config
 
-# Each backend's own URL and model when the settings still hold System One's defaults.
-DEFAULTS: dict[str, tuple[str, str]] = {
-    "systemone": ("https://api.typesafe.ai/v1/systemone", "jev-1.13.0"),
-    "openai": ("https://api.openai.com/v1", ""),
-    "anthropic": ("https://api.anthropic.com/v1", ""),
-}
-
-
-def url_and_model(config: Config, backend: str) -> tuple[str, str]:
-    """The URL and model a backend uses: those configured, or the backend's own defaults where the
-    settings were left at System One's (a model must then be named: there is no safe default)."""
-    jev_url, jev_model = DEFAULTS["systemone"]
-    url, model = DEFAULTS[backend]
-    url = url if config.decider_url == jev_url else config.decider_url
-    model = model if config.decider_model == jev_model else config.decider_model
-    if not model:
-        raise ConfigurationError(f"MEMSIFT_DECIDER={backend} needs MEMSIFT_DECIDER_MODEL: the model to ask")
-    return url, model
-
-
 def decider_for(config: Config) -> Decider:
     """The decider the config names: one backend, or a ``RoutedDecider`` when tasks are routed."""
     backends = {config.decider, *(config.backend_for(task) for task in _routed_tasks(config))}

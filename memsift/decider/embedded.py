@@ -1,6 +1,6 @@
 """The embedded decider: memsift's questions answered in-process, offline, in microseconds.
 
-Linear models over the features of ``features.py``, trained by
+Linear models over the features of ``_features.py``, trained by
 ``training/build_weights.py`` on the corpus kept in the repository. Its answers
 are probabilities (softmax or logistic), so the thresholds in the config mean
 something.
@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Answer, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
-from . import weights
-from .features import (
+from . import _weights
+from ._features import (
     DF_BUCKETS, JUDGE_FEATURES, MessageView, fact_features, judge_features, make_idf, novel_features, text_features,
 )
-from .heads import TextHead, check_length, sigmoid, softmax
+from ._heads import TextHead, check_length, sigmoid, softmax
 
-WEIGHTS = weights.SHIPPED
+WEIGHTS = _weights.SHIPPED
 _KINDS = list(Kind)
 
 # The fact question's logistic weights are set by hand, not trained: the corpus labels whole
@@ -63,7 +63,7 @@ class EmbeddedDecider:
 
     @classmethod
     def load(cls, path: Path = WEIGHTS) -> EmbeddedDecider:
-        header, tables = weights.load(path)
+        header, tables = _weights.load(path)
         return cls(header, tables)
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:

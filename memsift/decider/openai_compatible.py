@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, MemsiftError, ServiceUnavailable
-from ..files import locked, read_regular, write_atomically
+from .._files import locked, read_regular, write_atomically
 from ..types import Answer, Noul, Question, Usage
-from .http import JsonEndpoint, chat_target, error_message, usage_of
-from .labels import SYSTEM, Asked, ask_each
+from ._http import JsonEndpoint, chat_target, url_and_model, error_message, usage_of
+from ._labels import SYSTEM, Asked, ask_each
 
 if TYPE_CHECKING:
     import httpx
@@ -75,7 +75,6 @@ class OpenAICompatibleDecider:
     @classmethod
     def from_config(cls, config: Config) -> OpenAICompatibleDecider:
         """The decider ``MEMSIFT_DECIDER_URL``/``_MODEL``/``_API_KEY`` describe (a base URL ending in /v1)."""
-        from .backends import url_and_model
 
         url, model = url_and_model(config, "openai")
         return cls(url, model=model, api_key=config.decider_api_key, deadline=config.decider_deadline,

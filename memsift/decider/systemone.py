@@ -35,7 +35,7 @@ from ..errors import ConfigurationError, ServiceUnavailable
 from ..types import (
     Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer, Usage,
 )
-from .http import JsonEndpoint, checked_name, usage_of
+from ._http import JsonEndpoint, checked_name, usage_of
 
 if TYPE_CHECKING:
     import httpx

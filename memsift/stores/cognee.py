@@ -38,8 +38,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
-from ..health import public_name
-from ..remote import last_answer, read_within
+from .._health import public_name
+from .._remote import last_answer, read_within
 from ..types import Item
 
 if TYPE_CHECKING:

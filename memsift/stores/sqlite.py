@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from ..bounds import query_terms
+from .._bounds import query_terms
 from ..errors import ServiceUnavailable
-from ..files import is_damaged_database, private_file, set_aside
-from ..text import content_words
+from .._files import is_damaged_database, private_file, set_aside
+from .._text import content_words
 from ..types import Item
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from attrs import frozen
 from clis import Agents
 from fake_models import FakeModel, Request
 
-from memsift.decisions import DecisionLog
+from memsift._decisions import DecisionLog
 from memsift.stages import HEADER
 
 pytestmark = pytest.mark.agents  # `pytest -m "not agents"` skips the real CLIs

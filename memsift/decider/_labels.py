@@ -23,7 +23,7 @@ from typing import Any
 from attrs import frozen
 
 from ..types import Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, ScoreAnswer, Usage
-from .http import concurrently, plain
+from ._http import concurrently, plain
 
 SYSTEM = ("You answer one question about the state of a coding session for a memory tool. "
           "Answer with exactly one of the labels offered, nothing else.")

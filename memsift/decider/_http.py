@@ -26,13 +26,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..errors import ConfigurationError, DeadlineExceeded, MemsiftError, ServiceUnavailable
-from ..health import public_name
-from ..remote import last_answer, read_within
+from .._health import public_name
+from .._remote import last_answer, read_within
 from ..types import Usage
 
 if TYPE_CHECKING:
     import httpx
     import tenacity
+
+    from ..config import Config
 
 # httpx and tenacity cost about 120 ms to import: they are imported on the first
 # request, so a process that builds a decider but never asks it pays nothing.
@@ -44,6 +46,26 @@ _LEAST_ATTEMPT = 0.05  # a retry with less time than this left could not get an 
 # A refusal a backend reads in its own way (a 400 saying the model refuses logprobs...):
 # given the status and the decoded body, the error to raise, or None for the usual mapping.
 Refusal = Callable[[int, Any], "MemsiftError | None"]
+
+
+# Each backend's own URL and model when the settings still hold System One's defaults.
+DEFAULTS: dict[str, tuple[str, str]] = {
+    "systemone": ("https://api.typesafe.ai/v1/systemone", "jev-1.13.0"),
+    "openai": ("https://api.openai.com/v1", ""),
+    "anthropic": ("https://api.anthropic.com/v1", ""),
+}
+
+
+def url_and_model(config: Config, backend: str) -> tuple[str, str]:
+    """The URL and model a backend uses: those configured, or the backend's own defaults where the
+    settings were left at System One's (a model must then be named: there is no safe default)."""
+    jev_url, jev_model = DEFAULTS["systemone"]
+    url, model = DEFAULTS[backend]
+    url = url if config.decider_url == jev_url else config.decider_url
+    model = model if config.decider_model == jev_model else config.decider_model
+    if not model:
+        raise ConfigurationError(f"MEMSIFT_DECIDER={backend} needs MEMSIFT_DECIDER_MODEL: the model to ask")
+    return url, model
 
 
 def chat_target(base_url: str, model: str, route: str) -> tuple[str, str]:

@@ -161,7 +161,7 @@ def _cognee_bench_store(config: Config) -> StoreFactory:
 
 
 def _doctor(ns: argparse.Namespace) -> int:
-    from .doctor import diagnose, format_report
+    from ._doctor import diagnose, format_report
 
     report = diagnose(ns.project, last=ns.last)
     print(report.as_json() if ns.json else format_report(report))
@@ -229,7 +229,7 @@ def _install(ns: argparse.Namespace) -> int:
     import os
 
     from .config import default_home
-    from .install import install, uninstall
+    from ._install import install, uninstall
 
     home, memsift_home = Path.home(), default_home(os.environ)
     if ns.action == "install":
@@ -240,12 +240,12 @@ def _install(ns: argparse.Namespace) -> int:
 
 
 def _notes(ns: argparse.Namespace) -> int:
-    from .search import print_notes
+    from ._search import print_notes
 
     return print_notes(ns.project)
 
 
 def _search(ns: argparse.Namespace) -> int:
-    from .search import print_search
+    from ._search import print_search
 
     return print_search(" ".join(ns.query), ns.project, limit=ns.limit)

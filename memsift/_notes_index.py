@@ -24,8 +24,8 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .files import open_regular, private_file
-from .notes import is_note, split_lines
+from ._files import open_regular, private_file
+from ._note_lines import is_note, split_lines
 from .stores.sqlite import match_any
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .files import read_regular, set_aside, write_atomically
+from ._files import read_regular, set_aside, write_atomically
 
 FILE_NAME = "health.json"
 _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forgotten

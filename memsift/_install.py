@@ -178,7 +178,7 @@ def _dump(settings: Settings) -> str:
 
 def _write(path: Path, text: str) -> None:
     """Replace the file atomically, keeping its permissions (a new one gets the umask's)."""
-    from .files import write_atomically
+    from ._files import write_atomically
 
     try:
         mode = path.stat().st_mode & 0o7777

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 FILE_NAME = "decisions.jsonl"
 MAX_BYTES = 256 * 1024  # ~400 decisions of a few stages each before a rotation
-QUIET = "quiet: needs no memory (decided in the hook)"  # memsift.quiet ended it before the pipeline
+QUIET = "quiet: needs no memory (decided in the hook)"  # memsift._quiet ended it before the pipeline
 
 
 class DecisionLog:
@@ -83,7 +83,7 @@ class DecisionLog:
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except FileNotFoundError:  # a fresh home: the first decision makes it
-            from .files import private_folder
+            from ._files import private_folder
 
             private_folder(self.path.parent)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -97,7 +97,7 @@ class DecisionLog:
 
     def _rotate(self, inode: int) -> None:
         """Move the full log aside, once: hooks that filled it together rotate it one time."""
-        from .files import locked
+        from ._files import locked
 
         with locked(self.path):
             try:

@@ -20,10 +20,10 @@ import time
 
 from .config import load_config
 from .notes import NotesFile, one_line
-from .project import project_root
+from ._project import project_root
 from .services import Services, open_services
 from .stages import EndPath, Sift, call_service
-from .text import content_words, stem
+from ._text import content_words, stem
 from .types import Item, Message
 
 SHOWN_CHARS = 600  # a stored exchange can be long: the agent gets its start, and the pointer

@@ -20,8 +20,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .home import default_home
-from .kinds import SEARCH_THRESHOLD, Kind
+from ._home import default_home
+from ._kinds import SEARCH_THRESHOLD, Kind
 
 
 def surely_quiet(text: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -32,13 +32,13 @@ def surely_quiet(text: str, environ: Mapping[str, str] | None = None) -> bool:
 
 def searching_probability(text: str) -> float:
     """The summed probability of the searching kinds for the redacted *text*, as ``classify`` sums it."""
-    from .bounds import MESSAGE_CHARS, bounded
-    from .decider import weights
-    from .decider.features import text_features
-    from .decider.heads import TextHead
+    from ._bounds import MESSAGE_CHARS, bounded
+    from .decider import _weights
+    from .decider._features import text_features
+    from .decider._heads import TextHead
     from .redact import PatternRedactor
 
-    header, tables = weights.load(weights.SHIPPED)
+    header, tables = _weights.load(_weights.SHIPPED)
     # Read as the redact stage reads it: the head and tail of a long paste, redacted.
     probabilities = TextHead(header["heads"]["kind"], tables["kind"]).probabilities(
         text_features(bounded(text, MESSAGE_CHARS, PatternRedactor().redact)))

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, TypeVar
 from attrs import asdict
 
 from .errors import ConfigurationError, ServiceUnavailable
-from .files import is_damaged_database, private_file, set_aside
+from ._files import is_damaged_database, private_file, set_aside
 from .types import Item, Store
 
 if TYPE_CHECKING:

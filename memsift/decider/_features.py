@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
-from ..text import content_words, stem, words
+from .._text import content_words, stem, words
 
 BUCKETS = 1 << 15
 _SHAPE_CODE = re.compile(r"```|Traceback|^\s+at |\bError\b|Exception|\{\s*\"|^\s*\$ |^\s*[\w.-]+:\d+", re.M)

@@ -31,9 +31,9 @@ from typing import Any
 from attrs import asdict, frozen
 
 from .config import Config, default_home, load_config, setting_sources
-from .decisions import DecisionLog
+from ._decisions import DecisionLog
 from .errors import MemsiftError
-from .install import trust_entries
+from ._install import trust_entries
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SECRET_NAMES = ("_key", "_password", "_token", "_secret")  # a setting named so is never printed
@@ -78,7 +78,7 @@ class Report:
 def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str] | None = None,
              last: int = 5, probe_timeout: float = 2.0) -> Report:
     """Everything ``memsift doctor`` prints, for the project at *project*."""
-    from .project import project_root
+    from ._project import project_root
 
     environ = os.environ if environ is None else environ
     home = default_home(environ)
@@ -188,7 +188,7 @@ def _cognee_probe(url: str, timeout: float) -> Check:
 def _outbox_check(path: Path) -> Check:
     if not path.exists():
         return Check("services", "outbox", OK, f"{path} (none yet)")
-    from .outbox import Outbox
+    from ._outbox import Outbox
 
     outbox = Outbox(path)
     try:
@@ -206,7 +206,7 @@ def _breaker_checks(home: Path, remote: set[str], answering: set[str]) -> list[C
     An open breaker fails, unless its service just answered a probe (the next
     call after the cool-down closes it) or is no longer configured.
     """
-    from .health import FILE_NAME
+    from ._health import FILE_NAME
 
     path = home / FILE_NAME
     try:

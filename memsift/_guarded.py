@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from .errors import MemsiftError
-from .health import Health
+from ._health import Health
 from .pipeline import recall, retain
 from .services import Services
 from .types import Exchange, Message, Recall, Retained

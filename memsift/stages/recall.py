@@ -1,0 +1,259 @@
+"""The recall path's stages, on each user message, and the questions they ask.
+
+A pipeline is a plain list of stages::
+
+    quiet_or_notes = [redact, classify, notes, render]
+    recall(message, services, stages=quiet_or_notes)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from attrs import evolve
+
+from .._bounds import MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
+from .._text import content_words, stem
+from ..config import Config
+from ..notes import one_line
+from ..services import Services
+from ..types import Choice, Item, Kind, Message, Noul, NoulAnswer, Turn
+from .path import Stage, Sift, _probability, _side, ask, call_service, scrubber
+
+
+KIND_OPTIONS: dict[str, str | None] = {
+    Kind.REACTION: "a reaction to the last answer: thanks, ok, praise, annoyance",
+    Kind.ACTION_ON_FINISHED_WORK: "act on what was just done: commit, push, run the tests, revert it",
+    Kind.COMPLETE_INSTRUCTION: "a task that carries everything it needs",
+    Kind.GENERAL_KNOWLEDGE: "a question of general knowledge, not about this project",
+    Kind.CONVERSATION_QUESTION: "a question about this conversation itself",
+    Kind.NEW_DECISION: "a decision about to be made, where earlier choices or constraints may matter",
+    Kind.PAST_CHOICE: "a question about an earlier choice or its reason",
+    Kind.RESUMING_WORK: "picking up work started in an earlier session",
+    Kind.RECURRING_PROBLEM: "a problem that happened before",
+    Kind.BUILDS_ON_EXISTING: "a task that builds on something that already exists",
+    Kind.EARLIER_EXCHANGE: "a reference to an exchange in an earlier session",
+}
+
+ANSWERS = ("Does this memory item hold what the agent needs to answer the user's message well, "
+           "and is it not already said in the conversation?")
+WORTH = ("Is the subject of the message one that project memory keeps: a technical choice, "
+         "a constraint, or a problem met before?")
+
+
+def redact(services: Services, state: Sift) -> Sift:
+    """Secrets never reach a decider, a store or the notes: everything after sees redacted text.
+
+    What is read of a long message or turn is its head and tail (``bounds``): the rest is left out.
+    """
+    t0 = time.perf_counter()
+    scrub = scrubber(services.redactor)
+    message = state.message
+    clean = Message(bounded(message.text, MESSAGE_CHARS, scrub),
+                    tuple(Turn(t.role, bounded(t.text, TURN_CHARS, scrub)) for t in message.conversation),
+                    message.session)
+    redacted = _placeholders(clean) > _placeholders(message)  # a cut alone changes the text too
+    cut = f"read the head and tail of {len(message.text)} characters" if len(message.text) > MESSAGE_CHARS else ""
+    return evolve(state, message=clean).log("redact", "redacted" if redacted else "clean", t0, why=cut)
+
+
+def _placeholders(message: Message) -> int:
+    return sum(text.count("[REDACTED:") for text in (message.text, *(t.text for t in message.conversation)))
+
+
+def classify(services: Services, state: Sift) -> Sift:
+    """The message's kind; the five quiet kinds end the path with nothing.
+
+    Whether to search is decided on the summed probability of the six
+    searching kinds (``search_threshold``), then the kind is the likeliest of
+    the chosen side: a message torn between two searching kinds still searches.
+    """
+    t0 = time.perf_counter()
+    answer = ask(services, state, "classify", t0, {"kind": Choice("kind", "What kind of message is this?",
+                                                                  KIND_OPTIONS)})["kind"]
+    p_search, searches, kind = _side(answer, Kind, lambda k: k.searches, services.config.search_threshold)
+    state = evolve(state, kind=kind).log("classify", kind.value, t0, p_search,
+                                         why=f"p(search)={p_search:.2f}")
+    return state if searches else state.end("classify", f"{kind.value} needs no memory")
+
+
+
+def notes(services: Services, state: Sift) -> Sift:
+    """Each note judged alone against the message; a note that is clearly the answer ends the search.
+
+    Notes that pass ``answers_threshold`` are kept. The store is not searched
+    when the best of them passes ``settled_threshold`` AND leads the next note
+    by ``settled_margin``: two notes judged alike mean the judge cannot tell
+    which one answers, and the passages found next compete with them.
+    """
+    t0 = time.perf_counter()
+    config = services.config  # thousands of notes: only the likeliest are judged
+    items = services.notebook.candidates(search_query(state.message), limit=config.narrowed_notes,
+                                         above=config.narrow_notes_above)
+    judged = _judged(services, state, "notes", t0, items)
+    chosen = _passing(config, state.kind, judged)
+    if not chosen:
+        return state.log("notes", "none answers", t0, why=f"{len(items)} notes judged")
+    lead = chosen[0].score - (judged[1].score if len(judged) > 1 else 0.0)
+    settled = chosen[0].score >= config.settled_threshold and lead >= config.settled_margin
+    return evolve(state, chosen=chosen, answered=settled).log(
+        "notes", f"{len(chosen)} answer" + (", settled" if settled else ""), t0, chosen[0].score,
+        why=f"{len(items)} notes judged, lead {lead:.2f}")
+
+
+def gate(services: Services, state: Sift) -> Sift:
+    """Is the subject one memory keeps (a choice, a constraint, a problem)? No: nothing."""
+    if state.answered:
+        return state
+    t0 = time.perf_counter()
+    answer = ask(services, state, "gate", t0, {"worth": Noul("worth", WORTH)})["worth"]
+    assert isinstance(answer, NoulAnswer)
+    threshold = services.config.worth_threshold
+    state = state.log("gate", "worth memory" if answer.noul >= threshold else "not worth memory", t0,
+                      answer.noul)
+    return state if answer.noul >= threshold else _no_search(state, "gate", "subject not worth memory")
+
+
+def _no_search(state: Sift, stage: str, why: str) -> Sift:
+    """The store will not be searched: go on with the notes found, or end with nothing."""
+    return evolve(state, answered=True) if state.chosen else state.end(stage, why)
+
+
+def search(services: Services, state: Sift) -> Sift:
+    """The long-term store's closest passages, under a hard deadline."""
+    if state.answered:
+        return state
+    t0 = time.perf_counter()
+    store = services.store
+    if store is None:
+        return _no_search(state.log("search", "no store", t0), "search", "no store configured")
+    limit = services.config.search_limit
+    found = call_service(services, state, "search", store, services.config.store_deadline, t0,
+                         store.search, search_query(state.message), limit=limit,
+                         timeout=services.config.store_deadline)
+    state = evolve(state, candidates=tuple(found)).log("search", f"{len(found)} passages", t0)
+    return state if found else _no_search(state, "search", "the store has nothing close")
+
+
+def search_query(message: Message) -> str:
+    """The message; a terse one ('ok, parcel number first') borrows the last answer's words."""
+    if len(content_words(message.text)) >= 4 or not message.conversation:
+        return message.text
+    return f"{message.text}\n{message.conversation[-1].text}"
+
+
+def take_all(services: Services, state: Sift) -> Sift:
+    """Every passage found is added: the behaviour of Cognee's official plugin, kept as a baseline."""
+    t0 = time.perf_counter()
+    return evolve(state, chosen=state.candidates).log("take all", f"{len(state.candidates)} passages", t0)
+
+
+def judge(services: Services, state: Sift) -> Sift:
+    """Each passage judged alone against the message; those that answer it join the notes found."""
+    if state.answered:
+        return state
+    t0 = time.perf_counter()
+    passages = _passing(services.config, state.kind, _judged(services, state, "judge", t0, state.candidates))
+    best = sorted((*state.chosen, *passages), key=lambda item: item.score, reverse=True)
+    chosen = tuple(best[: services.config.max_items])
+    state = evolve(state, chosen=chosen).log(
+        "judge", f"{len(passages)} of {len(state.candidates)} answer", t0,
+        passages[0].score if passages else None)
+    return state if chosen else state.end("judge", "no passage answers the message")
+
+
+def _judged(services: Services, state: Sift, stage: str, t0: float, items: Sequence[Item]) -> list[Item]:
+    """Every item with the judged probability that it answers the message as its score, best first;
+    of two judged alike the later one, which is the newer note."""
+    if not items:
+        return []
+    scrub = scrubber(services.redactor)  # a note may hold a pasted secret too
+    questions = {
+        str(i): Noul("answers", {"question": ANSWERS, "item": bounded(item.text, NOTE_CHARS, scrub),
+                                 "origin": item.origin})
+        for i, item in enumerate(items)
+    }
+    answers = ask(services, state, stage, t0, questions)
+    order = sorted(range(len(items)), key=lambda i: (_probability(answers[str(i)]), i), reverse=True)
+    return [evolve(items[i], score=_probability(answers[str(i)])) for i in order]
+
+
+def _passing(config: Config, kind: Kind | None, judged: Sequence[Item]) -> tuple[Item, ...]:
+    """The judged items that pass the bar, best first, at most ``max_items``."""
+    threshold = answers_threshold(config, kind)
+    return tuple(item for item in judged if item.score >= threshold)[: config.max_items]
+
+
+def answers_threshold(config: Config, kind: Kind | None) -> float:
+    """The bar an item must pass: lower when the message asks about memory itself."""
+    return config.asked_threshold if kind is not None and kind.asks_memory else config.answers_threshold
+
+
+def dedupe(services: Services, state: Sift) -> Sift:
+    """Drop what the conversation or the files the agent loads already say, repeats, and what this
+    session was already given (unless the message plainly asks for it again: a judged probability
+    of ``repeat_threshold``)."""
+    t0 = time.perf_counter()
+    turns = [{stem(w) for w in content_words(turn.text)} for turn in state.message.conversation]
+    log = services.session_log
+    given = log.given(state.message.session) if log is not None else set()
+    kept: list[Item] = []
+    seen: set[str] = set()
+    repeat, share = services.config.repeat_threshold, services.config.said_share
+    for item in state.chosen:
+        key = " ".join(item.text.split()).lower()
+        # Given earlier in this session: again only when the message plainly asks for it.
+        if (item.id in given and item.score < repeat) or {key, item.id} & seen or already_said(item.text, turns, share):
+            continue
+        seen |= {key, item.id}
+        kept.append(item)
+    if kept and services.loaded_files:  # read only now: something is about to be added
+        from .._loaded import passages
+
+        loaded = [{stem(w) for w in content_words(text)} for text in passages(services.loaded_files)]
+        kept = [item for item in kept if not already_said(item.text, loaded, share)]
+    dropped = len(state.chosen) - len(kept)
+    state = evolve(state, chosen=tuple(kept)).log("dedupe", f"{len(kept)} new", t0,
+                                                  why=f"{dropped} already said or given")
+    if not kept:
+        return state.end("dedupe", "everything found was already said")
+    if log is not None:
+        log.record(state.message.session, (item.id for item in kept))
+    return state
+
+
+def already_said(text: str, turns: Sequence[set[str]], share: float) -> bool:
+    """Does one turn of the conversation already hold ``share`` of this item's words?
+
+    One turn, not the whole conversation: a long session talks around a
+    subject in many words without ever stating the fact itself. A turn that
+    restates an item rewords it, so a share well under 1 is enough.
+    """
+    words = {stem(w) for w in content_words(text)}
+    return bool(words) and any(len(words & said) / len(words) >= share for said in turns)
+
+
+HEADER = "Project memory from earlier sessions (may be out of date; check the code):"
+ITEM_CHARS = 600  # a kept exchange can be long; what is added stays a few lines
+
+
+def render(services: Services, state: Sift) -> Sift:
+    """A few lines, each with a pointer to where it came from."""
+    t0 = time.perf_counter()
+    if not state.chosen:
+        return state.log("render", "nothing", t0).end("render", "nothing to add")
+    lines = [HEADER] + [f"- {_shortened(one_line(item.text))} [{item.source}]" for item in state.chosen]
+    text = "\n".join(lines)
+    return evolve(state, text=text).log("render", f"{len(state.chosen)} items", t0).end(
+        "render", f"added {len(state.chosen)} items")
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= ITEM_CHARS else text[: ITEM_CHARS - 1].rstrip() + "…"
+
+
+# -- retain --------------------------------------------------------------------
+
+RECALL_STAGES: tuple[Stage, ...] = (redact, classify, notes, gate, search, judge, dedupe, render)
+EVERY_MESSAGE_STAGES: tuple[Stage, ...] = (redact, search, take_all, render)

@@ -1,0 +1,229 @@
+"""The retain path's stages, when an exchange ends, and the questions they ask."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from attrs import evolve
+
+from .._bounds import EXCHANGE_CHARS, bounded
+from .._text import content_words, stem
+from ..notes import exchange_id
+from ..services import Services
+from ..types import Answer, Category, Choice, ChoiceAnswer, Edit, Exchange, Item, Noul
+from .path import EndPath, Keep, Stage, _probability, _side, ask, call_service, scrubber
+
+KEEP_OPTIONS: dict[str, str | None] = {
+    Category.DECISION: "a technical choice and its reason",
+    Category.CONSTRAINT: "a limit likely to cause trouble later",
+    Category.INCIDENT: "a problem and its fix",
+    Category.REACTION: "a reaction",
+    Category.ONE_OFF: "a task done once",
+    Category.UI_DETAIL: "a UI detail that belongs in the design system",
+    Category.HABIT: "a cross-project habit that belongs in the agent's instruction file",
+    Category.GENERAL: "general knowledge",
+}
+
+
+def redact_exchange(services: Services, state: Keep) -> Keep:
+    t0 = time.perf_counter()
+    scrub = scrubber(services.redactor)
+    clean = Exchange(bounded(state.exchange.user, EXCHANGE_CHARS, scrub),
+                     bounded(state.exchange.assistant, EXCHANGE_CHARS, scrub), state.exchange.session)
+    return evolve(state, exchange=clean).log(
+        "redact", "redacted" if clean != state.exchange else "clean", t0)
+
+
+def keep(services: Services, state: Keep) -> Keep:
+    """Would keeping this save redoing the same search or reasoning? (choice, constraint, incident)"""
+    t0 = time.perf_counter()
+    answer = ask(services, state, "keep", t0, {"keep": Choice("keep", "Does this exchange deserve memory?",
+                                                              KEEP_OPTIONS)})["keep"]
+    p_keep, kept, category = _side(answer, Category, lambda c: c.kept, services.config.keep_threshold)
+    state = evolve(state, keep=kept, category=category).log("keep", category.value, t0, p_keep)
+    return state if kept else state.end("keep", f"dropped as {category.value}")
+
+
+def distill(services: Services, state: Keep) -> Keep:
+    """The kept exchange as one short line: the decider judges each clause alone (does it state the
+    fact?), code assembles the best ones with the category, the day and a pointer to the exchange."""
+    from . import _distill as distilling  # retain only: its patterns cost a quiet message nothing
+
+    t0 = time.perf_counter()
+    assert state.category is not None
+    exchange = state.exchange
+    # (origin, position in its own turn, clause): the answer's first clause is its first, however long
+    # the user's message was.
+    said = [(origin, position, clause) for origin, text in (("user", exchange.user), ("assistant", exchange.assistant))
+            for position, clause in enumerate(distilling.clauses(text))][:MAX_CLAUSES]
+    if not said:
+        return state.log("distill", "nothing to keep", t0).end("distill", "no clause states a fact")
+    questions = {
+        str(i): Noul("fact", {"question": distilling.FACT, "item": clause, "origin": origin, "position": position})
+        for i, (origin, position, clause) in enumerate(said)
+    }
+    answers = ask(services, state, "distill", t0, questions)
+    scored = [(_probability(answers[str(i)]), i, clause) for i, (_, _, clause) in enumerate(said)]
+    facts = distilling.pick(scored, services.config.fact_threshold)
+    line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange))
+    return evolve(state, line=line).log("distill", f"{len(facts)} of {len(said)} clauses", t0,
+                                            max(p for p, _, _ in scored))
+
+
+MAX_CLAUSES = 40  # a long answer's tail is rarely its fact; the questions stay few
+
+
+NOVEL_OPTIONS: dict[str, str | None] = {
+    "restates": "the new line says what this note already says",
+    "updates": "the new line changes this note's fact on the same subject: a newer figure, choice or fix",
+    "differs": "the new line is about something else",
+}
+NOVEL_CANDIDATES = 5  # the notes closest in words are the only ones a new line could repeat
+
+
+def novel(services: Services, state: Keep) -> Keep:
+    """Keep only what is new: a line the notes already hold is not kept; one that updates an older
+    note supersedes it (a named edit: every other line stays as it is)."""
+    t0 = time.perf_counter()
+    line = state.line
+    config = services.config
+    # The notes a new line could repeat share its words: narrowed as recall narrows them.
+    nearby = services.notebook.candidates(line, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    notes = _closest_notes(nearby, line)
+    if not notes:
+        return state.log("novel", "new", t0, why="no note on the subject")
+    questions = {
+        str(number): Choice("novel", {"question": "How does the new line relate to this note?", "item": text,
+                                      "new": line}, NOVEL_OPTIONS)
+        for number, text in notes
+    }
+    answers = ask(services, state, "novel", t0, questions)
+    verdicts = {number: answers[str(number)] for number, _ in notes}
+    restated = [n for n, a in verdicts.items() if _chose(a, "restates", config.novel_threshold)]
+    if restated:
+        return evolve(state, keep=False).log("novel", "restates", t0, why=f"line {restated[0]}").end(
+            "novel", f"the notes already say it (line {restated[0]})")
+    updated = [n for n, a in verdicts.items() if _chose(a, "updates", config.novel_threshold)]
+    text = dict(notes)
+    edits = tuple(Edit(n, "remove", old=text[n]) for n in updated)
+    return evolve(state, edits=edits).log("novel", f"supersedes {len(updated)}" if updated else "new", t0)
+
+
+def _chose(answer: Answer, option: str, threshold: float) -> bool:
+    assert isinstance(answer, ChoiceAnswer)
+    return answer.choice == option and answer.probabilities[option] >= threshold
+
+
+def _closest_notes(notes: Sequence[Item], line: str) -> list[tuple[int, str]]:
+    """The notes that share the most of the new line's words: (line number, text), best first."""
+    new = {stem(w) for w in content_words(line)}
+    if not new:
+        return []
+    shared = []
+    for note in notes:
+        old = {stem(w) for w in content_words(note.text)}
+        overlap = len(old & new) / (min(len(old), len(new)) or 1)
+        if overlap >= NOVEL_OVERLAP:
+            shared.append((overlap, line_number(note), note.text))
+    shared.sort(key=lambda s: (-s[0], s[1]))
+    return [(number, text) for _, number, text in shared[:NOVEL_CANDIDATES]]
+
+
+def line_number(note: Item) -> int:
+    """A note's line in its file, from its pointer (``notes.md:12``)."""
+    return int(note.source.rsplit(":", 1)[1])
+
+
+NOVEL_OVERLAP = 0.3  # below this share of words two lines are not on the same subject
+
+
+def append_notes(services: Services, state: Keep) -> Keep:
+    """The note line goes in, after the store's item is queued: a crash between the two then
+    leaves an item to send, never a note the store will not hear of."""
+    t0 = time.perf_counter()
+    why = ""
+    if services.outbox is not None and services.store is not None:
+        try:
+            services.outbox.put([passage(state)])
+        except Exception as exc:  # the outbox busy or broken: the note goes in all the same; sync queues again
+            why = f"not queued first: {type(exc).__name__}: {exc}"
+    services.notebook.append([state.line])
+    return evolve(state, lines=(state.line,)).log("notes", "appended", t0, why=why)
+
+
+def revise(services: Services, state: Keep) -> Keep:
+    """The reviser names lines to replace or remove; code applies them, the rest stays as it is.
+
+    The edits recorded are those applied: one whose line changed meanwhile (another
+    retain got there first) is dropped, never applied to a neighbour.
+    """
+    t0 = time.perf_counter()
+    lines = services.notebook.lines()
+    edits = [*state.edits, *services.reviser.revise(lines, state.lines)]  # novel's supersedings first
+    applied = services.notebook.apply(edits) if edits else []
+    return evolve(state, edits=tuple(applied)).log("revise", f"{len(applied)} edits", t0,
+                                                   why=f"{len(edits) - len(applied)} stale dropped")
+
+
+def sync(services: Services, state: Keep) -> Keep:
+    """Send the kept exchange to the store, whole, through the outbox: what cannot go now goes later."""
+    t0 = time.perf_counter()
+    store = services.store
+    if store is None:
+        return state.log("sync", "no store", t0)
+    item = passage(state)
+    deadline = services.config.store_deadline
+    if services.outbox is None:
+        call_service(services, state, "sync", store, deadline, t0, store.add, [item], timeout=deadline)
+        return state.log("sync", "stored", t0)
+    services.outbox.put([item])
+    sent = call_service(services, state, "sync", store, deadline, t0,
+                        services.outbox.drain, store, timeout=deadline)
+    return state.log("sync", f"{sent} sent", t0, why=f"{services.outbox.pending()} pending")
+
+
+def passage(state: Keep) -> Item:
+    """The store's item for a kept exchange: the whole of it, redacted."""
+    text = f"{state.exchange.user}\n\n{state.exchange.assistant}"
+    return Item(exchange_id(state.exchange), text, "passage", f"memsift:{state.category}")
+
+
+def catch_up(services: Services, state: Keep) -> Keep:
+    """Send what earlier retains queued and could not send (the store was away, its file damaged),
+    whether or not this exchange is kept. A store still away leaves them queued; the path goes on."""
+    t0 = time.perf_counter()
+    try:
+        if services.outbox is None or services.store is None or not services.outbox.pending():
+            return state
+        done = flush(services, state.exchange.session).removeprefix("flush: ")
+    except Exception as exc:  # the outbox busy or broken: this exchange is still kept, the next one retries
+        return state.log("catch_up", "failed", t0, why=f"{type(exc).__name__}: {exc}")
+    return state.log("catch_up", done, t0)
+
+
+def flush(services: Services, session: str = "") -> str:
+    """Drain the outbox to the store within the store's deadline, minding its breaker: at the end
+    of an agent's session, what the outbox holds goes to the store.
+
+    >>> flush(services, "s1")
+    'flush: 3 sent, 0 pending'
+
+    Returns what happened, in the words of a trace; nothing queued is lost
+    when the store is down (the next drain sends it).
+    """
+    outbox, store = services.outbox, services.store
+    if outbox is None or store is None:
+        return "flush: no outbox"
+    t0 = time.perf_counter()
+    deadline = services.config.store_deadline
+    state = Keep(exchange=Exchange("", "", session))  # call_service ends a path: this one is empty
+    try:
+        sent = call_service(services, state, "flush", store, deadline, t0, outbox.drain, store,
+                            timeout=deadline)
+    except EndPath as end:
+        return end.state.stopped_by
+    return f"flush: {sent} sent, {outbox.pending()} pending"
+
+
+RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, keep, distill, novel, append_notes, revise, sync)
