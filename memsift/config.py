@@ -44,6 +44,9 @@ class Config:
     decider_by_task: str | None = None  # "answers=openai,keep=openai": a backend per question task
     decider_price_in: float = 0.0  # USD per million tokens sent to the decider
     decider_price_out: float = 0.0  # ... and received from it
+    # "auto": the semantic judge when the [semantic] extra is installed, else lexical (docs/deciders.md).
+    judge: str = "auto"  # "auto" | "semantic" | "lexical"
+    embedding_model: str | None = None  # a folder with model.onnx and tokenizer.json; None: the packaged one
     reviser: str = "duplicates"  # "duplicates" | "openai" | "anthropic" (a model names the edits)
     revise_interval: float = 600.0  # seconds: the model reviser runs at most this often per project
     # Deadlines, in seconds (the article's: decider 2 s, store search 12 s).
@@ -206,6 +209,8 @@ def _check(name: str, value: Any) -> None:
         raise ConfigurationError(f"MEMSIFT_STORE must be 'embedded' or 'cognee', not {value!r}")
     if name == "decider" and value not in BACKENDS:
         raise ConfigurationError(f"MEMSIFT_DECIDER must be one of {', '.join(BACKENDS)}, not {value!r}")
+    if name == "judge" and value not in {"auto", "semantic", "lexical"}:
+        raise ConfigurationError(f"MEMSIFT_JUDGE must be auto, semantic or lexical, not {value!r}")
     if name == "decider_by_task":
         task_routes(value or "")
     if name == "reviser" and value not in {"duplicates", "openai", "anthropic"}:
