@@ -19,7 +19,7 @@ from .config import Config
 from ._files import locked, read_regular, set_aside, write_atomically
 from .notes import NotesFile
 from .revise import DuplicateReviser
-from .types import Decider, Notebook, Redactor, Reviser, Store
+from .types import Decider, Embedder, Notebook, Redactor, Reviser, Store
 
 if TYPE_CHECKING:
     from ._health import Health
@@ -39,6 +39,7 @@ class Services:
     session_log: SessionLog | None = None
     # Files the agent loads into its context itself (CLAUDE.md, AGENTS.md): what they state is not added.
     loaded_files: tuple[Path, ...] = ()
+    embedder: Embedder | None = None  # the semantic judge's model; None: judged lexically
 
 
 OnDamage = Callable[[Path, Path], None]
@@ -104,8 +105,21 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
     return Services(
         decider=decider, notebook=NotesFile(folder / "notes.md"), redactor=PatternRedactor(),
         reviser=DuplicateReviser(), config=config, store=store, health=health, outbox=outbox,
-        session_log=SessionLog(config.home / "sessions", health.damaged),
+        session_log=SessionLog(config.home / "sessions", health.damaged), embedder=embedder_for(config),
     )
+
+
+def embedder_for(config: Config) -> Embedder | None:
+    """The semantic judge's model as ``judge`` says: on when the [semantic] extra is installed ("auto")."""
+    if config.judge == "lexical":
+        return None
+    from .semantic.model import installed
+
+    if config.judge == "auto" and config.embedding_model is None and not installed():
+        return None
+    from .semantic.embedder import InProcessEmbedder
+
+    return InProcessEmbedder(config.embedding_model)
 
 
 def _decider(config: Config) -> Decider:

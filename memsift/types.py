@@ -318,6 +318,27 @@ class Reviser(Protocol):
     def revise(self, lines: Sequence[str], added: Sequence[str]) -> list[Edit]: ...
 
 
+Vectors = Any
+"""Unit vectors, one row a text: a (texts, dimensions) float32 numpy array; a dot product is a cosine."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts in, unit vectors out, for the semantic judge (``memsift.semantic``).
+
+    >>> embedder.embed(["why Stripe?", "Payments: Stripe over Mollie"]).shape
+    (2, 384)
+
+    ``embed`` returns None when the model cannot answer right now (a warm
+    process still starting): that message is judged lexically. Vectors of two
+    embedders compare only when their ``name`` is the same.
+    """
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> Vectors | None: ...
+
+
 @runtime_checkable
 class Redactor(Protocol):
     """Removes credentials from text before it leaves the process.
