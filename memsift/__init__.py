@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .config import Config, load_config
     from .errors import ConfigurationError, DeadlineExceeded, MemsiftError, ServiceUnavailable
-    from .pipeline import recall, retain, run
+    from .pipeline import arecall, aretain, arun, recall, retain, run
     from .services import Services, open_services
     from .types import (
         Category, Choice, ChoiceAnswer, Decider, Edit, Exchange, Item, Kind, Message, Notebook, Noul, NoulAnswer,
@@ -30,11 +30,12 @@ __all__ = [
     "Category", "Choice", "ChoiceAnswer", "Config", "ConfigurationError", "DeadlineExceeded", "Decider", "Edit",
     "Exchange", "Item", "Kind", "MemsiftError", "Message", "Notebook", "Noul", "NoulAnswer", "Recall", "Redactor",
     "Retained", "Reviser", "Score", "ScoreAnswer", "ServiceUnavailable", "Services", "Step", "Store", "Turn",
-    "Usage", "load_config", "open_services", "recall", "retain", "run",
+    "Usage", "arecall", "aretain", "arun", "load_config", "open_services", "recall", "retain", "run",
 ]
 
 _MODULE_OF = {
     "recall": "pipeline", "retain": "pipeline", "run": "pipeline",
+    "arecall": "pipeline", "aretain": "pipeline", "arun": "pipeline",
     "open_services": "services", "Services": "services",
     "load_config": "config", "Config": "config",
     "MemsiftError": "errors", "ServiceUnavailable": "errors", "DeadlineExceeded": "errors",

@@ -18,7 +18,7 @@ tells the agent in one line that memory is off, and again once it works.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import TypeVar
 
 from attrs import evolve
@@ -35,6 +35,56 @@ S = TypeVar("S", bound=_Path)
 
 def run(stages: Sequence[Stage], services: Services, state: S) -> S:
     """Apply the stages in order until one ends the path."""
+    steps = _steps(stages, services, state)
+    call: Call | S = next(steps)
+    while isinstance(call, tuple):
+        try:
+            # In a thread of its own, so that no stage, whatever it reads, holds the path past its budget.
+            outcome: object = within(*call)
+        except Exception as exc:
+            outcome = exc
+        call = _step_or_end(steps, outcome)
+    return call
+
+
+async def arun(stages: Sequence[Stage], services: Services, state: S) -> S:
+    """``run`` for an event loop: each stage in a worker thread, the loop never blocked.
+
+    One runner decides for both, so the same stages give the same state.
+    Cancelling the task ends the path at once: the stage running then finishes
+    in its thread, and no later stage starts.
+    """
+    from ._budget import awithin, on_loop
+
+    with on_loop():
+        steps = _steps(stages, services, state)
+        call: Call | S = next(steps)
+        while isinstance(call, tuple):
+            try:
+                outcome: object = await awithin(*call)
+            except Exception as exc:
+                outcome = exc
+            call = _step_or_end(steps, outcome)
+    return call
+
+
+Call = tuple[float, Stage, Services, _Path]
+"""What the runner asks its driver to do: a stage to call, its budget, and its arguments."""
+
+
+def _step_or_end(steps: Generator[Call, object, S], outcome: object) -> Call | S:
+    """The next stage to call, given how the last one ended (a state, or what it raised); or the
+    path's final state."""
+    try:
+        return steps.throw(outcome) if isinstance(outcome, BaseException) else steps.send(outcome)
+    except StopIteration as done:
+        final: S = done.value
+        return final
+
+
+def _steps(stages: Sequence[Stage], services: Services, state: S) -> Generator[Call, object, S]:
+    """The path, without the calls: yields each stage to call (with its budget) and is sent what
+    it returned or thrown what it raised, so the sync and the async paths decide alike."""
     health = services.health
     broken = health.broken_names() if health is not None else set()  # one read: usually none
     for stage in stages:
@@ -42,8 +92,7 @@ def run(stages: Sequence[Stage], services: Services, state: S) -> S:
         name = getattr(stage, "__name__", type(stage).__name__)
         before, steps = _spent(services), len(state.trace)
         try:
-            # In a thread of its own, so that no stage, whatever it reads, holds the path past its budget.
-            state = within(budget(stage, services.config, state), stage, services, state)
+            state = yield (budget(stage, services.config, state), stage, services, state)  # type: ignore[assignment]
         except EndPath as end:
             return _charged(end.state, services, before, steps)  # type: ignore[return-value]
         except DeadlineExceeded as late:  # slow is not broken: nothing added this time, no notice
@@ -81,12 +130,23 @@ def _charged(state: S, services: Services, before: Usage | None, steps: int) -> 
 
 def recall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES) -> Recall:
     """What memory adds to this message, and the trace of why."""
-    state = run(stages, services, Sift(message=message))
+    return _recalled(run(stages, services, Sift(message=message)), services)
+
+
+async def arecall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES) -> Recall:
+    """``recall`` for an event loop: the same result and trace, the loop never blocked.
+
+    >>> result = await arecall(Message("why did we pick Stripe?"), services)
+    """
+    return _recalled(await arun(stages, services, Sift(message=message)), services)
+
+
+def _recalled(state: Sift, services: Services) -> Recall:
     if not state.stopped_by:
         state = state.end("pipeline", "ran out of stages")
     items = state.chosen if state.text else ()  # only what was rendered was added
-    _record_costs(services, message.session, state.trace)
-    notice = state.notice or health_news(services, message.session)
+    _record_costs(services, state.message.session, state.trace)
+    notice = state.notice or health_news(services, state.message.session)
     return Recall(state.text, items, state.kind, state.trace, state.stopped_by, notice)
 
 
@@ -106,8 +166,20 @@ def health_news(services: Services, session: str) -> str | None:
 
 def retain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:
     """Keep what would save redoing work: append it to the notes, revise them, sync the store."""
-    state = run(stages, services, Keep(exchange=exchange))
-    _record_costs(services, exchange.session, state.trace)
+    return _retained(run(stages, services, Keep(exchange=exchange)), services)
+
+
+async def aretain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:
+    """``retain`` for an event loop: the same result and trace, the loop never blocked.
+
+    Cancelled, it stops before the next stage: a stage that writes (the notes,
+    the outbox) finishes its write first, so nothing is left half-written.
+    """
+    return _retained(await arun(stages, services, Keep(exchange=exchange)), services)
+
+
+def _retained(state: Keep, services: Services) -> Retained:
+    _record_costs(services, state.exchange.session, state.trace)
     return Retained(state.keep, state.category, state.lines, state.edits, state.trace,
                     state.stopped_by or "done", state.notice)
 

@@ -31,6 +31,8 @@ from .._remote import last_answer, read_within
 from ..types import Usage
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx
     import tenacity
 
@@ -276,6 +278,11 @@ def concurrently(calls: Sequence[Callable[[], T]], workers: int = 8) -> list[T]:
     """
     if len(calls) == 1:
         return [calls[0]()]
+    from .._budget import caller_loop
+
+    loop = caller_loop()
+    if loop is not None:  # a path started from an event loop: the questions are the loop's to schedule
+        return _on_loop(loop, calls)
     results: list[tuple[bool, Any]] = [(False, None)] * len(calls)
     pending = iter(range(len(calls)))
     taking = threading.Lock()
@@ -301,6 +308,16 @@ def concurrently(calls: Sequence[Callable[[], T]], workers: int = 8) -> list[T]:
         if not ok:
             raise value
     return [value for _, value in results]
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, calls: Sequence[Callable[[], T]]) -> list[T]:
+    """Every call's result, each run by the loop's executor; called from a thread other than the loop's."""
+    import asyncio
+
+    async def gathered() -> list[T]:
+        return await asyncio.gather(*(loop.run_in_executor(None, call) for call in calls))
+
+    return asyncio.run_coroutine_threadsafe(gathered(), loop).result()
 
 
 def plain(value: Any) -> Any:
