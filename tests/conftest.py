@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,7 +15,7 @@ from memsift.redact import PatternRedactor
 from memsift.revise import DuplicateReviser
 from memsift.services import Services, SessionLog
 from memsift.stores.sqlite import SQLiteStore
-from memsift.types import Answer, Category, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
+from memsift.testing import ScriptedDecider
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -62,65 +61,6 @@ def services(tmp_path: Path, decider: EmbeddedDecider) -> Iterator[Services]:
         session_log=SessionLog(tmp_path / "sessions"),
     )
     store.close()
-
-
-class ScriptedDecider:
-    """A ``Decider`` double that answers each question by its task, from a script.
-
-    ``kind`` and ``keep`` pick the option of a Choice (or give its probabilities
-    as a mapping); ``worth`` is the probability of yes; ``answers(item, origin)``
-    the probability that one memory item answers the message; ``fact(clause,
-    origin)`` the probability that a clause states a kept exchange's fact;
-    ``novel(note, new)`` how a new note line stands to an older one
-    (``"restates"``, ``"updates"`` or ``"differs"``). Every call is recorded:
-    the state it read and the questions it was asked.
-    """
-
-    name = "scripted decider"
-
-    def __init__(self, *, kind=Kind.PAST_CHOICE, worth=0.9, answers=None, keep=Category.DECISION,
-                 fact=None, novel=None):
-        self.kind, self.worth, self.keep = kind, worth, keep
-        self.answers = answers or (lambda item, origin: 0.0)
-        self.fact = fact or (lambda clause, origin: 0.5)
-        self.novel = novel or (lambda note, new: "differs")
-        self.calls: list[tuple[dict, dict]] = []
-
-    def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
-        self.calls.append((dict(state), dict(questions)))
-        out: dict[str, Answer] = {}
-        for qid, question in questions.items():
-            if question.task == "kind" and isinstance(question, Choice):
-                out[qid] = _choose(question, self.kind)
-            elif question.task == "keep" and isinstance(question, Choice):
-                out[qid] = _choose(question, self.keep)
-            elif question.task == "worth" and isinstance(question, Noul):
-                out[qid] = NoulAnswer(self.worth)
-            elif question.task == "answers" and isinstance(question, Noul):
-                item = question.instructions
-                out[qid] = NoulAnswer(self.answers(item["item"], item["origin"]))
-            elif question.task == "fact" and isinstance(question, Noul):
-                item = question.instructions
-                out[qid] = NoulAnswer(self.fact(item["item"], item["origin"]))
-            elif question.task == "novel" and isinstance(question, Choice):
-                item = question.instructions
-                out[qid] = _choose(question, self.novel(item["item"], item["new"]))
-            else:
-                raise ValueError(f"no script for a {question.type} question on {question.task!r}")
-        return out
-
-    def asked(self, task: str) -> list[Question]:
-        """Every question of this task asked so far, in order."""
-        return [q for _, questions in self.calls for q in questions.values() if q.task == task]
-
-
-def _choose(question: Choice, pick: Any) -> ChoiceAnswer:
-    if isinstance(pick, Mapping):
-        probabilities = {str(o): float(pick.get(o, 0.0)) for o in question.options}
-    else:
-        probabilities = {str(o): 1.0 if o == pick else 0.0 for o in question.options}
-    best = max(probabilities, key=probabilities.__getitem__)
-    return ChoiceAnswer(best, probabilities, probabilities[best])
 
 
 @pytest.fixture(scope="session")

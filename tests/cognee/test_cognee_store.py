@@ -18,6 +18,7 @@ from memsift.errors import ConfigurationError
 from memsift.pipeline import retain
 from memsift.services import open_services
 from memsift.stores.cognee import CogneeStore
+from memsift.testing import check_store
 from memsift.types import Exchange, Item, Store
 
 pytestmark = pytest.mark.cognee  # `pytest -m "not cognee"` skips the real servers
@@ -78,6 +79,11 @@ def store(cognee_server):
 def test_it_follows_the_store_protocol(store):
     assert isinstance(store, Store)
     assert store.name == f"Cognee at {store.url}"
+
+
+def test_it_keeps_the_store_contract_of_the_conformance_kit(cognee_server):
+    check_store(lambda: CogneeStore(cognee_server.url, dataset=fresh_dataset()), settle=lambda s: s.settle(600),
+                timeout=180)  # cognify runs in the background, and the machine may be shared
 
 
 def test_a_dataset_that_does_not_exist_yet_has_nothing_to_find(store):
