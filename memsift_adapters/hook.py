@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from memsift.services import Services
-    from memsift.types import Recall, Retained
+    from memsift.types import Exchange, Message, Recall, Retained
 
 LOG = "hooks.log"  # in memsift's home: the detached work's one-line errors
 
@@ -79,16 +79,8 @@ def prompt(agent: Agent, payload: Payload) -> None:
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
     from memsift.pipeline import recall
-    from memsift.stages import RECENT_TURNS
-    from memsift.types import Message, Turn
 
-    from .transcript import recent_turns
-
-    turns = recent_turns(payload.get("transcript_path"), agent.read_turn, RECENT_TURNS + 1)
-    if turns and turns[-1] == ("user", text):
-        turns.pop()  # the agent already wrote this very prompt down
-    message = Message(text, tuple(Turn(role, said) for role, said in turns[-RECENT_TURNS:]),
-                      _optional(payload, "session_id"))
+    message = recall_message(agent, payload)
     try:
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
             services = _services(agent, payload, with_loaded_files=True)
@@ -108,26 +100,13 @@ def stop(agent: Agent, payload: Payload) -> None:
     turn began; the answer from ``last_assistant_message``, or the transcript
     when the agent does not send it.
     """
-    from .transcript import recent_turns
-
-    _required(payload, "cwd")
-    if payload.get("stop_hook_active") is True:
-        return  # the agent goes on because a Stop hook asked it to: the exchange is not over
-    turns = recent_turns(payload.get("transcript_path"), agent.read_turn, 2)
-    users = [i for i, (role, _) in enumerate(turns) if role == "user"]
-    if not users:
-        raise BadInput("no user prompt in the transcript, nothing retained")
-    answers = [said for role, said in turns[users[-1] + 1:] if role == "assistant"]
-    answer = _optional(payload, "last_assistant_message") or (answers[-1] if answers else "")
-    if not answer.strip():
-        raise BadInput("no answer in the payload or the transcript, nothing retained")
-    if not _in_background():
+    exchange = finished_exchange(agent, payload)
+    if exchange is None or not _in_background():
         return
     from memsift.pipeline import retain
-    from memsift.types import Exchange
 
     services = _services(agent, payload)
-    result = retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
+    result = retain(exchange, services)
     _decided(agent, "Stop", payload, result)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
         from memsift.model_reviser import revise_when_due
@@ -209,14 +188,60 @@ def _say(event: str, context: str, notice: str | None) -> None:
 
     Exactly these keys: Codex rejects the whole output over one it does not know.
     """
+    output = hook_output(event, context, notice)
+    if output:
+        sys.stdout.write(json.dumps(output) + "\n")
+
+
+def hook_output(event: str, context: str, notice: str | None) -> dict[str, Any]:
+    """What a hook answers the agent: the context for the model, and a notice for the user too;
+    ``{}`` when there is neither."""
     if not (context or notice):
-        return
+        return {}
     output: dict[str, Any] = {}
     if notice:
         output["systemMessage"] = f"memsift: {notice}"
     output["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(
         part for part in (notice, context) if part)}
-    sys.stdout.write(json.dumps(output) + "\n")
+    return output
+
+
+def recall_message(agent: Agent, payload: Payload) -> Message:
+    """A UserPromptSubmit payload's prompt, with the turns before it from the agent's transcript."""
+    from memsift.stages import RECENT_TURNS
+    from memsift.types import Message, Turn
+
+    from .transcript import recent_turns
+
+    text = _required(payload, "prompt")
+    turns = recent_turns(payload.get("transcript_path"), agent.read_turn, RECENT_TURNS + 1)
+    if turns and turns[-1] == ("user", text):
+        turns.pop()  # the agent already wrote this very prompt down
+    return Message(text, tuple(Turn(role, said) for role, said in turns[-RECENT_TURNS:]),
+                   _optional(payload, "session_id"))
+
+
+def finished_exchange(agent: Agent, payload: Payload, prompt: str | None = None) -> Exchange | None:
+    """A Stop payload's exchange: the user prompt (``prompt``, when the caller saw it, else from the
+    transcript, which the agent wrote when the turn began) and the answer from
+    ``last_assistant_message`` (or the transcript). None when the agent goes on because a Stop hook
+    asked it to: the exchange is not over."""
+    from memsift.types import Exchange
+
+    from .transcript import recent_turns
+
+    _required(payload, "cwd")
+    if payload.get("stop_hook_active") is True:
+        return None
+    turns = recent_turns(payload.get("transcript_path"), agent.read_turn, 2)
+    users = [i for i, (role, _) in enumerate(turns) if role == "user"]
+    if not users and not prompt:
+        raise BadInput("no user prompt in the transcript, nothing retained")
+    answers = [said for role, said in turns[users[-1] + 1:] if role == "assistant"] if users else []
+    answer = _optional(payload, "last_assistant_message") or (answers[-1] if answers else "")
+    if not answer.strip():
+        raise BadInput("no answer in the payload or the transcript, nothing retained")
+    return Exchange(prompt or turns[users[-1]][1], answer, _optional(payload, "session_id"))
 
 
 # -- the payload -------------------------------------------------------------------
