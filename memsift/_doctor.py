@@ -139,7 +139,7 @@ def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Ch
     checks = [_decider_check(services.decider.name, remote)]
     if config.store == "cognee":
         probe = _cognee_probe(config.cognee_url, probe_timeout)
-        checks += [probe, _outbox_check(config.home / "outbox.sqlite")]
+        checks += [probe, *([_outbox_check(services.outbox.path)] if services.outbox else [])]
         answering = {f"Cognee at {config.cognee_url.rstrip('/')}"} if probe.status == OK else set()
     else:
         checks.append(_sqlite_check(config.project_dir(root) / "store.sqlite"))
