@@ -19,7 +19,6 @@ remote a project shares its memory with no other folder, here or elsewhere.
 from __future__ import annotations
 
 import re
-import socket
 import urllib.parse
 from pathlib import Path
 
@@ -33,6 +32,8 @@ def identity(root: Path) -> str:
     url = remote_url(root)
     if url is not None:
         return normalised_remote(url)
+    import socket  # only here: most projects have a remote
+
     return f"folder:{socket.gethostname()}:{root.resolve()}"
 
 

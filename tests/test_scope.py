@@ -98,3 +98,35 @@ def test_a_scope_name_is_a_name_cognee_accepts(tmp_path):
     (odd / ".git" / "config").write_text('[remote "origin"]\n\turl = https://example.com/Team/My.Project v2.git\n')
 
     assert re.fullmatch(r"[a-z0-9_-]+", scope_name(odd))
+
+
+# -- the embedded store holds the same promise: a file per project ---------------------------
+
+def test_the_embedded_store_keeps_two_projects_apart(tmp_path):
+    from attrs import evolve
+
+    from memsift.config import load_config
+    from memsift.pipeline import recall, retain
+    from memsift.services import open_services
+    from memsift.stages import EVERY_MESSAGE_STAGES, redact_exchange, sync
+    from memsift.types import Category, Exchange, Message
+
+    def keep_it(services, state):  # these tests are about where a kept exchange goes, not whether
+        return evolve(state, keep=True, category=Category.DECISION)
+
+    config = load_config({"MEMSIFT_HOME": str(tmp_path / "home")})
+    acme, globex = (tmp_path / "clients" / "acme", tmp_path / "clients" / "globex")
+    for folder in (acme, globex):
+        folder.mkdir(parents=True)
+    exchange = Exchange("Which queue does the invoice exporter use?",
+                        "The acme invoice exporter moved to the Postgres-backed queue after Redis "
+                        "dropped 40 invoices.", "a1")
+    ours, theirs = open_services(config, acme), open_services(config, globex)
+
+    assert retain(exchange, ours, (redact_exchange, keep_it, sync)).keep
+    question = "which queue does the invoice exporter use"
+
+    assert [item.source for item in ours.store.search(question, limit=5, timeout=5)] == ["memsift:decision"]
+    assert theirs.store.search(question, limit=5, timeout=5) == []
+    result = recall(Message(question, session="g1"), theirs, EVERY_MESSAGE_STAGES)
+    assert result.items == () and "acme" not in result.text
