@@ -278,21 +278,25 @@ class Outbox:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            db = self._connection()
-            db.execute("BEGIN IMMEDIATE")  # the write lock first: two drains never claim the same rows
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+        with self._lock, _immediate(self._connection()) as db:
+            yield db
+
+
+@contextlib.contextmanager
+def _immediate(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction that takes the write lock first: two drains never claim the same rows."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _upgrade(db: sqlite3.Connection) -> None:
     """An outbox of an earlier release in today's shape: the later columns, and no delivered text."""
-    db.execute("BEGIN IMMEDIATE")  # two processes opening it at once: one upgrades, the other sees it done
-    try:
+    with _immediate(db):  # two processes opening it at once: one upgrades, the other sees it done
         if db.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
             columns = {column[1] for column in db.execute("PRAGMA table_info(outbox)")}
             for name, added in _ADDED.items():
@@ -303,10 +307,6 @@ def _upgrade(db: sqlite3.Connection) -> None:
             db.execute("UPDATE outbox SET item = '' WHERE sent = item")
             db.execute("UPDATE outbox SET sent = digest(sent) WHERE sent LIKE '{%'")
             db.execute(f"PRAGMA user_version = {_VERSION}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _digest(text: str) -> str:
