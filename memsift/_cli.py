@@ -155,7 +155,7 @@ def _cognee_bench_store(config: Config) -> StoreFactory:
 
     def make(scenario: Scenario | LoopScenario, folder: Path) -> CogneeStore:
         name = f"memsift-bench-{scenario.id}-{os.getpid()}-{folder.name}"
-        return CogneeStore.from_config(evolve(config, dataset=name))
+        return CogneeStore.from_config(evolve(config, dataset=name), folder)
 
     return make
 

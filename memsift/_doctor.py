@@ -139,7 +139,8 @@ def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Ch
     checks = [_decider_check(services.decider.name, remote)]
     if config.store == "cognee":
         probe = _cognee_probe(config.cognee_url, probe_timeout)
-        checks += [probe, _outbox_check(config.home / "outbox.sqlite")]
+        checks += [probe, _scope_check(root, getattr(services.store, "dataset", "")),
+                   *([_outbox_check(services.outbox.path)] if services.outbox else [])]
         answering = {f"Cognee at {config.cognee_url.rstrip('/')}"} if probe.status == OK else set()
     else:
         checks.append(_sqlite_check(config.project_dir(root) / "store.sqlite"))
@@ -183,6 +184,16 @@ def _cognee_probe(url: str, timeout: float) -> Check:
         return Check("services", "store", FAIL, f"{name}: /health answered {reply.status_code} "
                                                 f"{reply.text[:120]!r}")
     return Check("services", "store", OK, f"{name}: /health answered 200")
+
+
+def _scope_check(root: Path, dataset: str) -> Check:
+    """Whose memory this project shares on the server: every clone with the same remote."""
+    from ._scope import identity
+
+    project = identity(root)
+    shared = ("this folder on this machine alone (no git remote)" if project.startswith("folder:")
+              else f"every clone of {project}")
+    return Check("services", "scope", INFO, f"dataset {dataset}: {shared}")
 
 
 def _outbox_check(path: Path) -> Check:

@@ -57,6 +57,17 @@ _REASON_CHARS = 200
 
 
 REFUSED = "refused us"  # how a failure reason starts when the service refused our settings
+FAILING = "failing"  # ... when it answered with an error of its own: "failing 500: ..."
+
+
+def _what_failed(reason: str) -> str:
+    """A refusal (bad key, wrong URL) or a server error is not an outage: say which, so the fix is obvious."""
+    if reason.startswith(REFUSED):
+        return "refuses memsift's settings (check its key and URL)"
+    status = re.match(rf"{FAILING} (\d+):", reason)
+    if status:
+        return f"answers with a server error ({status[1]})"
+    return "unreachable"
 
 
 class Health:
@@ -152,10 +163,7 @@ class Health:
             return f"memory back on: {service} works again; reminders are on"
         if state["open"]:
             since = time.strftime("%H:%M", time.localtime(state["since"]))
-            # A refusal (bad key, wrong URL) is not an outage: say which, so the fix is obvious.
-            what = ("refuses memsift's settings (check its key and URL)"
-                    if state["reason"].startswith(REFUSED) else "unreachable")
-            return f"memory paused: {service} {what} since {since}; reminders are off"
+            return f"memory paused: {service} {_what_failed(state['reason'])} since {since}; reminders are off"
         return f"memory resumed: {service} answers again; reminders are on"
 
     def _read(self) -> dict[str, dict[str, Any]]:

@@ -19,9 +19,18 @@ store fails on with an error that is not the service being away (sent alone
 after its batch failed, so one bad item does not hold back nineteen good
 ones). A damaged outbox file is set aside, never deleted, and started afresh.
 
+Delivered means gone: once the store confirmed an item, its row keeps only
+a digest of what was sent (so putting the same item again queues nothing),
+never its text, and SQLite overwrites the freed bytes (``secure_delete``).
+
 Two processes may drain at once (two hooks ending together): each claims
-its batch for a lease before sending, so when both succeed no item is sent
-twice. A claim left by a process that died expires with its lease.
+its batch for a lease that ends with its deadline, so when both succeed no
+item is sent twice, and a drain abandoned at its deadline (its process
+exits, or it was killed) holds nothing past it. What a drain sent without
+hearing the answer (a timeout, an error, a drain abandoned mid-send) is in
+doubt: before sending it again, the outbox asks a store that can tell
+(``ConfirmingStore``) which of it it already holds, so a late answer never
+makes an item go up twice.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from attrs import asdict
 
 from .errors import ConfigurationError, ServiceUnavailable
 from ._files import is_damaged_database, private_file, set_aside
-from .types import Item, Store
+from .types import ConfirmingStore, Item, Store
 
 if TYPE_CHECKING:
     import sqlite3  # imported on first use: every hook opens the services, few reach the outbox
@@ -48,18 +57,22 @@ T = TypeVar("T")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
     id TEXT PRIMARY KEY,          -- the item's id: one row per item, ever
-    item TEXT NOT NULL,           -- the item's latest version, as JSON
-    sent TEXT,                    -- the version the store confirmed; pending while it differs
+    item TEXT NOT NULL,           -- the version waiting to be sent, as JSON; '' once the store took it
+    sent TEXT,                    -- the digest of the version the store confirmed (never its text)
     queued_at REAL NOT NULL,
     sent_at REAL,
     claim TEXT,                   -- the drain sending it now, if any
-    claimed_until REAL NOT NULL DEFAULT 0
+    claimed_until REAL NOT NULL DEFAULT 0,
+    parked TEXT,                  -- why the row is no longer sent; NULL: it is
+    doubt INTEGER NOT NULL DEFAULT 0  -- 1: sent once without an answer; the store may hold it already
 );
 """
-# Added after the first release: outboxes made before get the column on open.
-_PARKED = "ALTER TABLE outbox ADD COLUMN parked TEXT"  # why the row is no longer sent; NULL: it is
-_WAITING = "sent IS NOT item AND parked IS NULL"
-_GRACE = 5.0  # seconds a claim outlives the drain's own deadline
+# Outboxes made by earlier releases lack the later columns, and kept what was delivered (``sent``
+# held the item's JSON): on open they get the columns, and delivered text is dropped.
+_ADDED = {"parked": "ALTER TABLE outbox ADD COLUMN parked TEXT",
+          "doubt": "ALTER TABLE outbox ADD COLUMN doubt INTEGER NOT NULL DEFAULT 0"}
+_VERSION = 1  # PRAGMA user_version of an outbox in this shape
+_WAITING = "item != '' AND parked IS NULL"
 
 
 class Outbox:
@@ -80,15 +93,20 @@ class Outbox:
         """Queue *items*. An item the store already has, as it is, is not sent again;
         one whose text changed is."""
         now = self.clock()
-        rows = [(item.id, _encode(item), now) for item in items]
+        rows = [{"id": item.id, "item": _encode(item), "digest": _digest(_encode(item)), "now": now}
+                for item in items]
 
         def insert() -> None:
             with self._transaction() as db:
+                # The version the store already took waits for nothing (''); another one waits.
                 db.executemany(
-                    """INSERT INTO outbox (id, item, queued_at) VALUES (?, ?, ?)
-                       ON CONFLICT (id) DO UPDATE SET item = excluded.item, queued_at = excluded.queued_at,
-                           claim = NULL, claimed_until = 0, parked = NULL
-                       WHERE outbox.item != excluded.item""", rows)
+                    """INSERT INTO outbox (id, item, queued_at) VALUES (:id, :item, :now)
+                       ON CONFLICT (id) DO UPDATE SET
+                           item = CASE WHEN outbox.sent IS :digest THEN '' ELSE excluded.item END,
+                           queued_at = excluded.queued_at, claim = NULL, claimed_until = 0,
+                           parked = NULL, doubt = 0
+                       WHERE outbox.item IS NOT (CASE WHEN outbox.sent IS :digest THEN ''
+                                                 ELSE excluded.item END)""", rows)
 
         self._healing(insert)
 
@@ -102,11 +120,17 @@ class Outbox:
         deadline = self.clock() + timeout
         sent = 0
         while (remaining := deadline - self.clock()) > 0:
-            claim, items = self._healing(lambda: self._claim(until=deadline + _GRACE))
+            # The lease ends with the deadline: past it this drain sends nothing, so a drain
+            # abandoned there (its process gone) holds nothing back.
+            claim, items, doubtful = self._healing(lambda: self._claim(until=deadline))
             if not items:
                 break
             try:
-                store.add(items, timeout=remaining)
+                held = self._held(store, [item for item in items if item.id in doubtful], remaining)
+                sent += self._mark_sent(claim, held)
+                items = [item for item in items if item not in held]
+                if items:
+                    store.add(items, timeout=max(0.0, deadline - self.clock()))
             except (ServiceUnavailable, ConfigurationError):
                 self._release(claim)  # the service is away or refuses us: the next drain sends them
                 raise
@@ -116,8 +140,23 @@ class Outbox:
             except BaseException:
                 self._release(claim)
                 raise
-            sent += self._mark_sent(claim)
+            sent += self._mark_sent(claim, items)
+        if sent:
+            self._healing(self._checkpoint)
         return sent
+
+    def _checkpoint(self) -> None:
+        # The write-ahead log still holds the delivered texts' pages: fold it into the file and empty it.
+        with self._lock:
+            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @staticmethod
+    def _held(store: Store, doubtful: Sequence[Item], timeout: float) -> list[Item]:
+        """Which of the items sent without an answer the store holds already, when it can tell."""
+        if not doubtful or not isinstance(store, ConfirmingStore):
+            return []
+        held = store.held(doubtful, timeout=timeout)
+        return [item for item in doubtful if item.id in held]
 
     def _one_by_one(self, store: Store, claim: str, items: Sequence[Item], deadline: float) -> int:
         """Send a failed batch's items alone: the one the store cannot take is parked, the rest go."""
@@ -133,7 +172,7 @@ class Outbox:
             except Exception as error:
                 self._park(item.id, f"{type(error).__name__}: {error}")
                 continue
-            sent += self._mark_sent(claim, item.id)
+            sent += self._mark_sent(claim, [item])
         self._release(claim)  # what the deadline left unsent
         return sent
 
@@ -157,34 +196,39 @@ class Outbox:
                 self._db.close()
                 self._db = None
 
-    def _claim(self, until: float) -> tuple[str, list[Item]]:
+    def _claim(self, until: float) -> tuple[str, list[Item], set[str]]:
+        """A batch for this drain: its claim, its items, and the ids of those in doubt."""
         import uuid
 
         claim = uuid.uuid4().hex
         now = self.clock()
         with self._transaction() as db:
+            # A claim still set but expired was left by a drain abandoned mid-send: in doubt too.
             rows = db.execute(
-                f"""SELECT id, item FROM outbox
+                f"""SELECT id, item, doubt OR claim IS NOT NULL FROM outbox
                    WHERE {_WAITING} AND claimed_until < ?
                    ORDER BY queued_at, rowid LIMIT ?""", (now, self.batch)).fetchall()
             db.executemany("UPDATE outbox SET claim = ?, claimed_until = ? WHERE id = ?",
-                           [(claim, until, row_id) for row_id, _ in rows])
+                           [(claim, until, row_id) for row_id, _, _ in rows])
         items = []
-        for row_id, text in rows:
+        for row_id, text, _ in rows:
             try:
                 items.append(_decode(text))
             except (ValueError, TypeError) as error:  # junk in the row: it can never be sent
                 self._park(row_id, f"cannot be decoded: {type(error).__name__}: {error}")
-        return claim, items
+        return claim, items, {row_id for row_id, _, doubt in rows if doubt}
 
-    def _mark_sent(self, claim: str, item_id: str | None = None) -> int:
+    def _mark_sent(self, claim: str, items: Sequence[Item]) -> int:
+        """The store took *items*: their text goes, a digest of it stays."""
         # Only rows still under this claim: a put that changed an item meanwhile
         # dropped the claim, so its new text stays pending.
+        now = self.clock()
         with self._transaction() as db:
-            return db.execute(
-                """UPDATE outbox SET sent = item, sent_at = ?, claim = NULL, claimed_until = 0
-                   WHERE claim = ? AND (? IS NULL OR id = ?)""",
-                (self.clock(), claim, item_id, item_id)).rowcount
+            return sum(db.execute(
+                """UPDATE outbox SET item = '', sent = ?, sent_at = ?, claim = NULL, claimed_until = 0,
+                       doubt = 0
+                   WHERE claim = ? AND id = ?""",
+                (_digest(_encode(item)), now, claim, item.id)).rowcount for item in items)
 
     def _park(self, item_id: str, why: str) -> None:
         with self._transaction() as db:
@@ -192,8 +236,9 @@ class Outbox:
                        (why[:500], item_id))
 
     def _release(self, claim: str) -> None:
+        # Released after a send without an answer: the store may have taken them all the same.
         with self._transaction() as db:
-            db.execute("UPDATE outbox SET claim = NULL, claimed_until = 0 WHERE claim = ?",
+            db.execute("UPDATE outbox SET claim = NULL, claimed_until = 0, doubt = 1 WHERE claim = ?",
                        (claim,))
 
     def _connection(self) -> sqlite3.Connection:
@@ -206,9 +251,10 @@ class Outbox:
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             try:
                 db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
+                db.execute("PRAGMA secure_delete=ON")  # a delivered text's bytes are overwritten, not left free
                 db.executescript(_SCHEMA)
-                if "parked" not in {column[1] for column in db.execute("PRAGMA table_info(outbox)")}:
-                    db.execute(_PARKED)
+                if db.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+                    _upgrade(db)
             except BaseException:
                 db.close()
                 raise
@@ -232,15 +278,41 @@ class Outbox:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            db = self._connection()
-            db.execute("BEGIN IMMEDIATE")  # the write lock first: two drains never claim the same rows
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+        with self._lock, _immediate(self._connection()) as db:
+            yield db
+
+
+@contextlib.contextmanager
+def _immediate(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction that takes the write lock first: two drains never claim the same rows."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _upgrade(db: sqlite3.Connection) -> None:
+    """An outbox of an earlier release in today's shape: the later columns, and no delivered text."""
+    with _immediate(db):  # two processes opening it at once: one upgrades, the other sees it done
+        if db.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+            columns = {column[1] for column in db.execute("PRAGMA table_info(outbox)")}
+            for name, added in _ADDED.items():
+                if name not in columns:
+                    db.execute(added)
+            db.create_function("digest", 1, _digest, deterministic=True)
+            # ``sent`` held the delivered item's JSON: the text goes, its digest stays.
+            db.execute("UPDATE outbox SET item = '' WHERE sent = item")
+            db.execute("UPDATE outbox SET sent = digest(sent) WHERE sent LIKE '{%'")
+            db.execute(f"PRAGMA user_version = {_VERSION}")
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _encode(item: Item) -> str:

@@ -12,6 +12,18 @@ class ServiceUnavailable(MemsiftError):
     """
 
 
+class ServerError(ServiceUnavailable):
+    """The service answered, with a failure of its own (a 500, say): it is up, and failing.
+
+    >>> ServerError("Cognee at http://127.0.0.1:8000 answered 500: Internal server error", 500).status
+    500
+    """
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class DeadlineExceeded(ServiceUnavailable):
     """A call ran past its deadline; the path ends with nothing added."""
 

@@ -92,10 +92,12 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
     decider = _decider(config)
     store: Store
     if config.store == "cognee":
+        from . import _project
         from .stores.cognee import CogneeStore
 
-        store, outbox = CogneeStore.from_config(config), Outbox(config.home / "outbox.sqlite",
-                                                                on_damage=health.damaged)
+        # The project's own dataset, and its own outbox: a drain sends only this project's items.
+        store = CogneeStore.from_config(config, _project.project_root(project_root))
+        outbox = Outbox(folder / "cognee-outbox.sqlite", on_damage=health.damaged)
     else:
         from .stores.sqlite import SQLiteStore
 

@@ -287,6 +287,20 @@ class Store(Protocol):
 
 
 @runtime_checkable
+class ConfirmingStore(Store, Protocol):
+    """A store that can say which items it already holds, as they are.
+
+    The outbox asks it before sending again what it sent without hearing the
+    answer, so a late answer never makes an item go up twice:
+
+    >>> store.held([Item("ex-1a2b3c4d", "...", "passage", "memsift:decision")], timeout=5)
+    {'ex-1a2b3c4d'}
+    """
+
+    def held(self, items: Sequence[Item], *, timeout: float) -> set[str]: ...
+
+
+@runtime_checkable
 class Notebook(Protocol):
     """The project's local notes: one fact per line."""
 

@@ -490,10 +490,11 @@ def test_a_session_starting_while_memory_is_paused_is_told_once(agent, home, pro
 def test_session_end_drains_the_outbox_detached_and_keeps_what_the_store_refuses(agent, home, project):
     """The store is down: the detached drain opens the breaker, and the item stays queued."""
     from memsift._outbox import Outbox
+    from memsift.config import Config
     from memsift.types import Item
 
     cognee = dead_cognee()
-    outbox = Outbox(home / "outbox.sqlite")
+    outbox = Outbox(Config(home=home).project_dir(project) / "cognee-outbox.sqlite")  # the project's own
     outbox.put([Item("a1", "We chose Stripe over Adyen: official v2 provider.", "passage", "memsift:decision")])
 
     result = run_hook(agent, "end", session_payload(agent, project, "SessionEnd"), home, project, **cognee)

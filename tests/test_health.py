@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsift._health import FILE_NAME, REFUSED, Health
+from memsift._health import FAILING, FILE_NAME, REFUSED, Health
 
 SERVICE = "Cognee at http://127.0.0.1:8011"
 
@@ -72,6 +72,15 @@ def test_a_refusal_is_told_as_one_not_as_an_outage(tmp_path):
     assert health.notice(SERVICE, "s1") == (
         f"memory paused: {SERVICE} refuses memsift's settings (check its key and URL) since 09:30; "
         "reminders are off")
+
+
+def test_a_server_error_is_told_with_its_status_not_as_an_outage(tmp_path):
+    clock = Clock(time.mktime((2026, 3, 4, 9, 30, 0, 0, 0, -1)))
+    health = Health(tmp_path, clock=clock)
+    health.failed(SERVICE, f"{FAILING} 500: Cognee answered 500: Internal server error")
+
+    assert health.notice(SERVICE, "s1") == (
+        f"memory paused: {SERVICE} answers with a server error (500) since 09:30; reminders are off")
 
 
 def test_the_notice_says_since_when_once_per_session(tmp_path):

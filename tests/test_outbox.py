@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing
+import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -11,11 +13,12 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from attrs import asdict
 from hypothesis import strategies as st
 
 from memsift.errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
 from memsift._outbox import Outbox
-from memsift.types import Item, Store
+from memsift.types import ConfirmingStore, Item, Store
 
 
 def item(n: int | str, text: str | None = None) -> Item:
@@ -288,3 +291,119 @@ def _resent_only_after_a_change(delivered: list[tuple[str, str]]) -> bool:
             return False
         last[key] = text
     return True
+
+
+# -- delivered means gone ---------------------------------------------------------------
+
+def test_a_delivered_item_s_text_is_gone_from_the_outbox_files(tmp_path):
+    path = tmp_path / "outbox.sqlite"
+    outbox, store = Outbox(path), FakeStore()
+    outbox.put([item(n, f"the exporter keeps its token in vault path secret/export-{n}") for n in range(30)])
+
+    assert outbox.drain(store, timeout=5) == 30
+
+    files = list(tmp_path.glob("outbox.sqlite*"))  # the database, its write-ahead log, its index
+    assert files and not any(b"secret/export-" in f.read_bytes() for f in files)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM outbox WHERE item != ''").fetchone()[0] == 0
+    outbox.put([item(0, "the exporter keeps its token in vault path secret/export-0")])
+    assert outbox.pending() == 0  # what the store took is not queued again
+
+
+def test_an_outbox_of_an_earlier_release_drops_what_was_delivered_and_keeps_what_waits(tmp_path):
+    path = tmp_path / "outbox.sqlite"
+    delivered, waiting = json.dumps(asdict(item(1, "sent long ago"))), json.dumps(asdict(item(2)))
+    with sqlite3.connect(path) as db:  # the schema before delivered rows lost their text
+        db.execute("CREATE TABLE outbox (id TEXT PRIMARY KEY, item TEXT NOT NULL, sent TEXT, "
+                   "queued_at REAL NOT NULL, sent_at REAL, claim TEXT, claimed_until REAL NOT NULL DEFAULT 0, "
+                   "parked TEXT)")
+        db.executemany("INSERT INTO outbox (id, item, sent, queued_at) VALUES (?, ?, ?, 1)",
+                       [("i1", delivered, delivered), ("i2", waiting, None)])
+    outbox, store = Outbox(path), FakeStore()
+
+    assert outbox.pending() == 1
+    outbox.put([item(1, "sent long ago")])
+    assert outbox.drain(store, timeout=5) == 1 and store.sent == [item(2)]
+    outbox.close()
+    assert b"sent long ago" not in path.read_bytes()
+
+
+# -- a late answer, an abandoned drain ---------------------------------------------------
+
+class ConfirmingFake(FakeStore):
+    """A FakeStore that can say what it holds (``ConfirmingStore``), and can lose its answers:
+    with ``lose_answers`` it keeps what it is sent, then raises as a timeout would."""
+
+    def __init__(self, lose_answers: int = 0, hang: threading.Event | None = None) -> None:
+        super().__init__()
+        self.lose_answers = lose_answers
+        self.hang = hang  # set: the answer never comes (the caller gave up on it)
+
+    def add(self, items, *, timeout):
+        super().add(items, timeout=timeout)
+        if self.hang is not None:
+            self.hang.wait()
+        if self.lose_answers:
+            self.lose_answers -= 1
+            raise DeadlineExceeded("the answer came too late")
+
+    def held(self, items, *, timeout):
+        stored = {(sent.id, sent.text) for sent in self.sent}
+        return {one.id for one in items if (one.id, one.text) in stored}
+
+
+def test_the_confirming_fake_follows_the_protocol():
+    assert isinstance(ConfirmingFake(), ConfirmingStore) and not isinstance(FakeStore(), ConfirmingStore)
+
+
+def test_a_batch_whose_answer_came_late_is_not_sent_again(tmp_path):
+    outbox, store = Outbox(tmp_path / "outbox.sqlite"), ConfirmingFake(lose_answers=1)
+    outbox.put([item(1), item(2)])
+
+    with pytest.raises(DeadlineExceeded):
+        outbox.drain(store, timeout=5)
+    assert outbox.pending() == 2  # memsift cannot know it arrived ...
+
+    assert outbox.drain(store, timeout=5) == 2  # ... so it asks, and sends nothing twice
+    assert store.sent == [item(1), item(2)] and outbox.pending() == 0
+
+
+def test_what_a_late_answer_did_not_store_is_sent_again(tmp_path):
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    outbox.put([item(1), item(2)])
+    with pytest.raises(ServiceUnavailable):
+        outbox.drain(FakeStore(fail_after=0), timeout=5)  # refused: nothing arrived
+
+    store = ConfirmingFake()
+    assert outbox.drain(store, timeout=5) == 2 and store.sent == [item(1), item(2)]
+
+
+def test_a_store_that_cannot_tell_is_sent_it_again_as_its_contract_allows(tmp_path):
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    outbox.put([item(1)])
+    with pytest.raises(DeadlineExceeded):
+        outbox.drain(FakeStore(fail_after=0, error=DeadlineExceeded("late")), timeout=5)
+
+    store = FakeStore()  # no ``held``: its add is idempotent per item id
+    assert outbox.drain(store, timeout=5) == 1 and store.sent == [item(1)]
+
+
+def test_a_drain_abandoned_at_its_deadline_holds_its_items_no_longer(tmp_path):
+    now = [1000.0]
+    path = tmp_path / "outbox.sqlite"
+    Outbox(path).put([item(1)])
+    never = threading.Event()
+    store = ConfirmingFake(hang=never)  # it stores the item, and its answer never comes
+    abandoned = threading.Thread(target=Outbox(path, clock=lambda: now[0]).drain, args=(store,),
+                                 kwargs={"timeout": 10}, daemon=True)
+    abandoned.start()  # as a hook gives up on it at its deadline and its process exits
+    while not store.sent:
+        time.sleep(0.01)
+
+    other = Outbox(path, clock=lambda: now[0])
+    now[0] = 1009.9
+    assert other.drain(store, timeout=5) == 0  # still its claim, before its deadline
+    now[0] = 1010.01
+    assert other.drain(store, timeout=5) == 1  # at its deadline: free, and found already stored
+    assert store.sent == [item(1)] and other.pending() == 0
+    never.set()

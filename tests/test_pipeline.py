@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from examples import INCIDENT as EXAMPLE_INCIDENT
 from memsift.config import load_config
-from memsift.errors import ConfigurationError, ServiceUnavailable
+from memsift.errors import ConfigurationError, ServerError, ServiceUnavailable
 from memsift.notes import NotesFile
 from memsift.pipeline import recall, retain
 from memsift.redact import PatternRedactor
@@ -252,6 +252,8 @@ class BrokenStore:
 @pytest.mark.parametrize(("error", "stopped_by"), [
     (RuntimeError("bug"), "search: failed: RuntimeError"),
     (ServiceUnavailable("503"), "search: broken store unavailable"),
+    (ServerError("broken store answered 500: Internal server error", 500),
+     "search: broken store failing (answered 500)"),
     (ConfigurationError("bad key"), "search: broken store refused us: bad key"),
 ])
 def test_a_store_that_fails_ends_recall_with_nothing(project, error, stopped_by):

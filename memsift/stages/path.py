@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 from attrs import evolve, field, frozen
 
 from .._budget import within
-from .._health import REFUSED
-from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from .._health import FAILING, REFUSED
+from ..errors import ConfigurationError, DeadlineExceeded, ServerError, ServiceUnavailable
 from ..services import Services
 from ..types import (
     Answer, Category, ChoiceAnswer, Decider, Edit, Exchange, Item, Kind, Message, NoulAnswer, Question, Redactor, Step,
@@ -105,16 +105,29 @@ def call_service(services: Services, state: PathState, stage: str, target: Decid
         # Either way memory pauses with a notice: a wrong key must not turn it off in silence.
         refused = isinstance(exc, ConfigurationError)
         if health is not None:
-            health.failed(service, f"{REFUSED}: {exc}" if refused else str(exc))
+            health.failed(service, _reason(exc))
         elif troubles is not None and not isinstance(exc, DeadlineExceeded):
             troubles.broken(stage_name(stage), f"{service}: {exc}")  # closed by the stage's next success
         notice = health.notice(service, _session(state)) if health is not None else None
         ended = state.log(stage, "misconfigured" if refused else "unavailable", since, why=f"{service}: {exc}")
-        why = f"{service} {REFUSED}: {exc}" if refused else f"{service} unavailable"
+        why = f"{service} {REFUSED}: {exc}" if refused else f"{service} {_outcome(exc)}"
         raise EndPath(evolve(ended.end(stage, why), notice=notice)) from exc
     if health is not None:
         health.succeeded(service)
     return result
+
+
+def _reason(exc: ServiceUnavailable | ConfigurationError) -> str:
+    """Why a service's breaker opened, as the notice reads it: refused, failing, or away."""
+    if isinstance(exc, ConfigurationError):
+        return f"{REFUSED}: {exc}"
+    if isinstance(exc, ServerError):
+        return f"{FAILING} {exc.status}: {exc}"
+    return str(exc)
+
+
+def _outcome(exc: ServiceUnavailable | ConfigurationError) -> str:
+    return f"failing (answered {exc.status})" if isinstance(exc, ServerError) else "unavailable"
 
 
 def stage_name(name: str) -> str:

@@ -3,13 +3,14 @@
 What goes over the wire, and when:
 
 - ``add``: the items, each as a text file named after its id, into the
-  dataset (created on first use) and tagged with the node set
+  project's dataset (created on first use) and tagged with the node set
   ``memsift:<dataset>``; then cognify is started in the background, which
   chunks and embeds them on the server. Re-adding an item is a no-op
   (Cognee keeps one copy of identical content); an item whose text changed
   replaces the stored one.
 - ``search``: one CHUNKS search (vector search over the passages, no LLM
-  call), limited to memsift's node set. A result's file name gives back the
+  call), limited to the project's dataset and node set; a chunk the server
+  returns from any other is dropped. A result's file name gives back the
   item id it was added under.
 
     >>> store = CogneeStore("http://127.0.0.1:8011", api_key="...")
@@ -37,12 +38,14 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from ..errors import ConfigurationError, DeadlineExceeded, ServerError, ServiceUnavailable
 from .._health import public_name
 from .._remote import last_answer, read_within
 from ..types import Item
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
 
     from ..config import Config
@@ -85,9 +88,14 @@ class CogneeStore:
         self._client: httpx.Client | None = None
 
     @classmethod
-    def from_config(cls, config: Config) -> CogneeStore:
-        """The store that ``MEMSIFT_COGNEE_*`` (or ``config.toml``) describes."""
-        return cls(config.cognee_url, dataset=config.dataset, api_key=config.cognee_api_key,
+    def from_config(cls, config: Config, project: Path) -> CogneeStore:
+        """The store that ``MEMSIFT_COGNEE_*`` (or ``config.toml``) describes, for the project at
+        *project*: its own dataset, ``<dataset>-<scope>`` (``memsift-shop-5c1e4f0a92d7``), named
+        after the repository's remote so that every clone of it shares it (``memsift._scope``)."""
+        from .._scope import scope_name
+
+        return cls(config.cognee_url, dataset=f"{config.dataset}-{scope_name(project)}",
+                   api_key=config.cognee_api_key,
                    user=config.cognee_user, password=config.cognee_password,
                    connect_timeout=config.connect_timeout)
 
@@ -99,7 +107,10 @@ class CogneeStore:
             "top_k": limit, "node_name": [self._node_set]})
         if reply.status == 404 and reply.error_name() in _NO_DATA:
             return []  # nothing added or cognified yet
-        return self._items(_chunks(self._answer(reply)))[:limit]
+        # Checked on the way out too: whatever the server returns, another project's chunk is never shown.
+        ours = [chunk for chunk in _chunks(self._answer(reply), self.dataset)
+                if self._node_set in (chunk.get("belongs_to_set") or ())]
+        return self._items(ours)[:limit]
 
     def add(self, items: Sequence[Item], *, timeout: float) -> None:
         """Store *items* and start cognify in the background; safe to repeat."""
@@ -113,8 +124,29 @@ class CogneeStore:
             self._replace_changed(items, dataset_id, deadline, refusal=reply)
         else:
             self._answer(reply)
-        self._answer(self._request("POST", "/api/v1/cognify", deadline, json={
-            "dataset_ids": [dataset_id], "run_in_background": True}))
+        self._cognify(dataset_id, deadline)
+
+    def held(self, items: Sequence[Item], *, timeout: float) -> set[str]:
+        """The ids of *items* the dataset already holds with the same text: what a send whose
+        answer never came did store. One listing of the dataset (``GET /datasets/{id}/data``);
+        when it holds some, cognify is started too, since the lost answer may have been the add's,
+        before cognify was asked for (it skips what it has done)."""
+        import hashlib
+
+        deadline = time.monotonic() + timeout
+        dataset_id = self._ensure_dataset(deadline)
+        stored = self._stored(dataset_id, deadline)
+
+        def same(item: Item) -> bool:
+            # Cognee keeps a file's text as text_<md5 of its bytes>.txt; another name, and it is sent again.
+            content = hashlib.md5(item.text.encode("utf-8"), usedforsecurity=False).hexdigest()
+            row = stored.get(_stem(item.id)) or {}
+            return str(row.get("rawDataLocation", "")).endswith(f"/text_{content}.txt")
+
+        held = {item.id for item in items if same(item)}
+        if held:
+            self._cognify(dataset_id, deadline)
+        return held
 
     def settle(self, timeout: float) -> None:
         """Wait until the dataset's cognify pipeline has completed."""
@@ -148,6 +180,10 @@ class CogneeStore:
             self._dataset_id = str(answer["id"])
         return self._dataset_id
 
+    def _cognify(self, dataset_id: str, deadline: float) -> None:
+        self._answer(self._request("POST", "/api/v1/cognify", deadline, json={
+            "dataset_ids": [dataset_id], "run_in_background": True}))
+
     def _post_files(self, items: Sequence[Item], dataset_id: str, deadline: float) -> _Reply:
         return self._request("POST", "/api/v1/add", deadline,
                              data={"datasetId": dataset_id, "node_set": [self._node_set]},
@@ -156,27 +192,27 @@ class CogneeStore:
     def _replace_changed(self, items: Sequence[Item], dataset_id: str, deadline: float,
                          refusal: _Reply) -> None:
         """Cognee refuses to add a known file name with new content: that is an update."""
-        stored = self._stored_names(dataset_id, deadline)
+        stored = self._stored(dataset_id, deadline)
         changed = [item for item in items if _stem(item.id) in stored]
         if not changed:  # 409 is also Cognee's catch-all for failures
-            raise ServiceUnavailable(f"{self.name} refused the add: {refusal.message()}")
+            raise ServerError(f"{self.name} refused the add: {refusal.message()}", refusal.status)
         for item in changed:
             self._answer(self._request(
                 "PATCH", "/api/v1/update", deadline,
-                params={"data_id": stored[_stem(item.id)], "dataset_id": dataset_id},
+                params={"data_id": str(stored[_stem(item.id)]["id"]), "dataset_id": dataset_id},
                 data={"node_set": [self._node_set]}, files=[("data", _upload(item))]))
         fresh = [item for item in items if _stem(item.id) not in stored]
         if fresh:
             self._answer(self._post_files(fresh, dataset_id, deadline))
 
-    def _stored_names(self, dataset_id: str, deadline: float) -> dict[str, str]:
-        """File stem -> Cognee's data id, for everything in the dataset."""
-        names: dict[str, str] = {}
+    def _stored(self, dataset_id: str, deadline: float) -> dict[str, dict[str, Any]]:
+        """File stem -> Cognee's data row (``id``, ``rawDataLocation``...), for everything in the dataset."""
+        names: dict[str, dict[str, Any]] = {}
         offset = 0
         while True:
             page = self._answer(self._request("GET", f"/api/v1/datasets/{dataset_id}/data",
                                               deadline, params={"limit": _PAGE, "offset": offset}))
-            names.update({row["name"]: str(row["id"]) for row in page})
+            names.update({row["name"]: row for row in page})
             if len(page) < _PAGE:
                 return names
             offset += _PAGE
@@ -275,7 +311,7 @@ class CogneeStore:
             raise ConfigurationError(f"{said}; check MEMSIFT_COGNEE_API_KEY, or "
                                      "MEMSIFT_COGNEE_USER and MEMSIFT_COGNEE_PASSWORD")
         if reply.status >= 500 or reply.status in _BUSY_STATUSES:
-            raise ServiceUnavailable(said)
+            raise ServerError(said, reply.status)
         raise ConfigurationError(f"{said}; is MEMSIFT_COGNEE_URL a Cognee 1.6 server?")
 
     def _http(self) -> httpx.Client:
@@ -327,15 +363,18 @@ def _transient(error: BaseException) -> bool:
     return isinstance(error, httpx.TransportError) and not isinstance(error, httpx.TimeoutException)
 
 
-def _chunks(answer: Any) -> list[dict[str, Any]]:
-    """The chunk payloads of a CHUNKS search, from either of its shapes.
+def _chunks(answer: Any, dataset: str) -> list[dict[str, Any]]:
+    """The chunk payloads of a CHUNKS search of *dataset*, from either of its shapes.
 
     Access control off: a bare list of chunks. On: one object per dataset,
-    ``{"dataset_id", "dataset_name", "search_result": [chunk, ...]}``.
+    ``{"dataset_id", "dataset_name", "search_result": [chunk, ...]}``; another
+    dataset's object is skipped.
     """
     chunks: list[dict[str, Any]] = []
     for entry in answer if isinstance(answer, list) else []:
         if isinstance(entry, dict) and "search_result" in entry:
+            if entry.get("dataset_name", dataset) != dataset:
+                continue
             chunks.extend(c for c in entry["search_result"] or [] if isinstance(c, dict) and "text" in c)
         elif isinstance(entry, dict) and "text" in entry:
             chunks.append(entry)
@@ -370,8 +409,9 @@ def _check_settings(url: str, dataset: str, api_key: str | None, user: str | Non
     parts = urllib.parse.urlsplit(url or "")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(f"MEMSIFT_COGNEE_URL must be an http(s) URL, not {public_name(url)!r}")
-    if not dataset:
-        raise ConfigurationError("MEMSIFT_DATASET must not be empty")
+    if not dataset or re.search(r"[\s.]", dataset):
+        raise ConfigurationError(f"MEMSIFT_DATASET must be a name without dots or spaces "
+                                 f"(Cognee refuses them), not {dataset!r}")
     if api_key and (user or password):
         raise ConfigurationError("set MEMSIFT_COGNEE_API_KEY or MEMSIFT_COGNEE_USER and "
                                  "MEMSIFT_COGNEE_PASSWORD, not both")

@@ -84,6 +84,14 @@ class SQLiteStore:
 
         self._healing(insert)
 
+    def held(self, items: Sequence[Item], *, timeout: float) -> set[str]:
+        """The ids of *items* stored with the same text."""
+        texts = {item.id: item.text for item in items}
+        rows = self._healing(lambda db: db.execute(
+            f"SELECT id, text FROM passages WHERE id IN ({', '.join('?' * len(texts))})",
+            list(texts)).fetchall())
+        return {id_ for id_, text in rows if texts[id_] == text}
+
     def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
         match = match_any(query)
         if match is None:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from memsift.config import load_config
-from memsift.errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
+from memsift.errors import ConfigurationError, DeadlineExceeded, ServerError, ServiceUnavailable
 from memsift.stores.cognee import CogneeStore
 from memsift.types import Item
 
@@ -25,9 +25,10 @@ URL = "http://cognee.test"
 DATASET_ID = "e1e41a21-ce15-5ab4-9bbd-afd15f4d44d7"
 
 
-def chunk(name: str, text: str, distance: float) -> dict:
+def chunk(name: str, text: str, distance: float, node_set: str = "memsift:memsift") -> dict:
     return {"id": f"chunk-{name}-{distance}", "text": text, "document_name": name,
-            "document_id": f"doc-{name}", "chunk_index": 0, "score": distance}
+            "document_id": f"doc-{name}", "chunk_index": 0, "score": distance,
+            "belongs_to_set": [node_set]}
 
 
 class Server:
@@ -75,6 +76,22 @@ def test_per_dataset_answers_are_read_too():
     assert [item.id for item in server.store().search("q", limit=5, timeout=5)] == ["a/b.txt"]
 
 
+def test_a_chunk_of_another_scope_is_never_an_item_whatever_the_server_returns():
+    other = chunk("acme", "The acme exporter uses the Postgres queue.", 0.1, node_set="memsift:memsift-acme")
+    unmarked = chunk("unmarked", "A chunk that does not say its node set.", 0.2)
+    del unmarked["belongs_to_set"]
+    server = search_answering(reply(200, [other, unmarked, chunk("ours", "Our own.", 0.5)]),
+                              reply(200, [
+                                  {"dataset_id": "x", "dataset_name": "memsift-acme",
+                                   "search_result": [chunk("theirs", "Filed under our node set.", 0.1)]},
+                                  {"dataset_id": DATASET_ID, "dataset_name": "memsift",
+                                   "search_result": [chunk("ours", "Our own.", 0.5)]}]))
+    store = server.store()
+
+    assert [item.id for item in store.search("queue", limit=5, timeout=5)] == ["ours"]
+    assert [item.id for item in store.search("queue", limit=5, timeout=5)] == ["ours"]
+
+
 def test_the_search_asks_for_chunks_of_memsift_s_own_node_set():
     seen = []
     server = Server({"POST /api/v1/search": lambda request: (
@@ -105,19 +122,21 @@ def test_no_dataset_or_no_data_yet_is_an_empty_result(detail):
     (400, {"detail": [{"loc": ["body", "query"], "msg": "Field required"}], "body": {}},
      ConfigurationError, "400: Field required"),
     (422, {"error": "Unknown scope"}, ConfigurationError, "422: Unknown scope"),
-    (402, {"error": "Token budget exhausted", "detail": "monthly cap"}, ServiceUnavailable,
+    (402, {"error": "Token budget exhausted", "detail": "monthly cap"}, ServerError,
      "402: Token budget exhausted: monthly cap"),
-    (409, {"error": "An error occurred during recall."}, ServiceUnavailable, "409: An error"),
-    (500, {"error": "Internal server error", "detail": "lancedb is gone"}, ServiceUnavailable,
+    (409, {"error": "An error occurred during recall."}, ServerError, "409: An error"),
+    (500, {"error": "Internal server error", "detail": "lancedb is gone"}, ServerError,
      "500: Internal server error: lancedb is gone"),
-    (500, {"message": "Dataset (x) not found."}, ServiceUnavailable, "500: Dataset (x)"),
+    (500, {"message": "Dataset (x) not found."}, ServerError, "500: Dataset (x)"),
 ])
 def test_each_error_answer_becomes_a_clear_memsift_error_asked_once(status, body, error, said):
     server = search_answering(reply(status, body))
 
-    with pytest.raises(error, match=f"^Cognee at {URL} answered {re.escape(said)}"):
+    with pytest.raises(error, match=f"^Cognee at {URL} answered {re.escape(said)}") as raised:
         server.store().search("q", limit=5, timeout=5)
     assert server.asked == ["POST /api/v1/search"]  # none of these is tried again
+    if error is ServerError:  # the server failing is no outage: its status says what it is
+        assert raised.value.status == status
 
 
 def test_a_server_not_ready_yet_is_tried_again_within_the_deadline():
@@ -316,7 +335,8 @@ def test_settle_gives_up_at_its_deadline():
 @pytest.mark.parametrize(("options", "said"), [
     ({"url": "127.0.0.1:8011"}, "must be an http"),
     ({"url": "ftp://host"}, "must be an http"),
-    ({"dataset": ""}, "must not be empty"),
+    ({"dataset": ""}, "without dots or spaces"),
+    ({"dataset": "team.shop"}, "without dots or spaces"),
     ({"api_key": "k", "user": "u", "password": "p"}, "not both"),
     ({"user": "u"}, "go together"),
     ({"password": "p"}, "go together"),
@@ -327,15 +347,18 @@ def test_bad_settings_are_configuration_errors(options, said):
         CogneeStore(settings.pop("url"), **settings)
 
 
-def test_the_store_comes_from_memsift_s_configuration(tmp_path):
+def test_the_store_comes_from_memsift_s_configuration_scoped_to_the_project(tmp_path):
     (tmp_path / "config.toml").write_text('cognee_url = "http://10.1.2.3:8011/"\n'
                                           'dataset = "team"\n')
     config = load_config({"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_STORE": "cognee",
                           "MEMSIFT_COGNEE_API_KEY": "k-1"})
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:acme/shop.git\n')
 
-    store = CogneeStore.from_config(config)
-    assert (store.name, store.dataset, store.source) == (
-        "Cognee at http://10.1.2.3:8011", "team", "cognee:team")
+    store = CogneeStore.from_config(config, project)
+    assert re.fullmatch(r"team-shop-[0-9a-f]{12}", store.dataset)
+    assert (store.name, store.source) == ("Cognee at http://10.1.2.3:8011", f"cognee:{store.dataset}")
 
 
 def test_building_the_store_imports_no_http_library():

@@ -244,6 +244,6 @@ def test_what_retain_sends_to_cognee_is_redacted(cognee_server, tmp_path):
     services.store.settle(60)
 
     assert result.keep and services.outbox.pending() == 0
-    chunks = raw_chunks(cognee_server.url, dataset, "nightly export out of memory")
+    chunks = raw_chunks(cognee_server.url, services.store.dataset, "nightly export out of memory")
     assert chunks and all(token not in chunk["text"] for chunk in chunks)
     assert any("[REDACTED:github-token]" in chunk["text"] for chunk in chunks)

@@ -141,7 +141,7 @@ def test_restarted_the_outbox_drains_and_each_item_is_stored_once(server, tmp_pa
     retain(exchange(4), services, RETAIN_TO_STORE)  # a repeat queues nothing new
     services.store.settle(120)
 
-    names = stored_names(server.url, services.config.dataset)
+    names = stored_names(server.url, services.store.dataset)
     assert len(names) == len(set(names)) == 5
     found = services.store.search("which queue runs the jobs", limit=10, timeout=12)
     assert len(found) == 5 and len({item.id for item in found}) == 5
@@ -165,7 +165,7 @@ def test_stalled_the_deadlines_hold_and_a_lost_answer_never_duplicates(server, t
         assert took < STALL_DEADLINE + 2
 
         # An add the server carries out while its answer is held: the outbox cannot
-        # know it arrived, so it sends it again later, and Cognee keeps one copy.
+        # know it arrived, so before sending it again it asks, and sends nothing twice.
         outbox = Outbox(tmp_path / "other-outbox.sqlite")
         late = Item("late", "The nightly export writes to the cold bucket at 02:00 UTC.",
                     "passage", "x")
@@ -173,14 +173,40 @@ def test_stalled_the_deadlines_hold_and_a_lost_answer_never_duplicates(server, t
         with pytest.raises(DeadlineExceeded):
             outbox.drain(store, timeout=STALL_DEADLINE)
         assert outbox.pending() == 1
+        while stored_names(server.url, store.dataset) != ["late", "payments"]:
+            time.sleep(0.2)  # the server is still carrying it out
 
         proxy.release()
+        seen = len(proxy.requests)
         assert outbox.drain(store, timeout=60) == 1
+        asked = proxy.requests[seen:]
+        assert "POST /api/v1/add" not in asked and re.fullmatch(r"GET /api/v1/datasets/[-0-9a-f]+/data", asked[0])
+        assert proxy.requests.count("POST /api/v1/add") == 2  # MEMORY's, and the late one's: once
         store.settle(120)
         assert stored_names(server.url, store.dataset) == ["late", "payments"]
         chunks = [item.id for item in store.search("when does the export run", limit=10,
                                                     timeout=12)]
-        assert sorted(chunks) == ["late", "payments"]
+        assert sorted(chunks) == ["late", "payments"]  # cognified, though its add's answer was lost
+
+
+def test_a_server_error_is_told_as_one_with_its_status_and_the_exchange_waits(server, tmp_path):
+    services = services_for(server.url, tmp_path, MEMSIFT_BREAKER_COOLDOWN="60")
+    data = server.home / "data"
+    aside = data.with_name("data-aside")
+    data.rename(aside)
+    data.write_text("a file where Cognee keeps its data folder: every add fails with a 500")
+    try:
+        failed = retain(exchange(1), services, RETAIN_TO_STORE)
+        told = timed_recall(QUESTION, services, session="s2")[0]
+    finally:
+        data.unlink()
+        aside.rename(data)
+
+    assert failed.stopped_by == f"sync: Cognee at {server.url} failing (answered 500)"
+    assert re.fullmatch(f"memory paused: Cognee at {server.url} answers with a server error \\(500\\) "
+                        r"since \d\d:\d\d; reminders are off", told.notice)
+    assert services.outbox.pending() == 1
+    assert services.outbox.drain(services.store, timeout=60) == 1  # the folder is back: it goes
 
 
 def test_a_wrong_key_is_a_configuration_error_asked_once_and_never_retried(server, tmp_path):
