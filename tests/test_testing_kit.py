@@ -76,12 +76,13 @@ def test_the_scripted_decider_fake_keeps_the_decider_contract():
 
 
 def test_the_remote_deciders_keep_the_decider_contract(tmp_path):
+    slack = {"deadline": 60.0}  # four threads' questions at once on a shared machine: the shapes are checked, not speed
     with OpenAIService(api_key="sk-right") as openai, AnthropicService() as anthropic, SystemOneStub() as stub:
         check_decider(OpenAICompatibleDecider(openai.base_url, model="gpt-4.1-mini", api_key="sk-right",
-                                              home=tmp_path))
-        check_decider(AnthropicDecider(anthropic.base_url, model="claude-haiku-4-5", api_key="sk-ant-test"))
-        check_decider(SystemOneDecider(stub.url), levels=True)
-        check_decider(RoutedDecider(EmbeddedDecider.load(), {"answers": SystemOneDecider(stub.url)}))
+                                              home=tmp_path, **slack))
+        check_decider(AnthropicDecider(anthropic.base_url, model="claude-haiku-4-5", api_key="sk-ant-test", **slack))
+        check_decider(SystemOneDecider(stub.url, **slack), levels=True)
+        check_decider(RoutedDecider(EmbeddedDecider.load(), {"answers": SystemOneDecider(stub.url, **slack)}))
 
 
 def test_the_notes_file_keeps_the_notebook_contract(tmp_path):
