@@ -131,7 +131,7 @@ def reads_as_orders(text: str) -> str | None:
     folded = text.lower()
     if _has(text, "SYSTEM", "DEVELOPER", "ADMIN", "OPERATOR") and _opening(_ROLE_MARKER, text):
         return "a role marker"
-    if (_has(text, "<|", "<<SYS>>", "INST]") and _opening(_CHAT_TEMPLATE, text)) or (
+    if (_has(text, "<|", "SYS>>", "INST]") and _opening(_CHAT_TEMPLATE, text)) or (
         _has(text, "Human") and _search(_TRANSCRIPT_HUMAN, text) and _search(_TRANSCRIPT_ASSISTANT, text)
     ):
         return "a chat template's role marker"
