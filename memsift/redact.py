@@ -115,9 +115,7 @@ def said_in_prose(match: "re.Match[str]", kind: str) -> Verdict | None:
         return None  # the word sat in a parenthesis that closed: `(not secret), service MG...`
     # An access key id is half of a credential pair (`access key id AKIA…`, R2's 32 hex): not an id.
     key_id = re.search(r"access[ _-]?keys?\W+id\W*(?:is\W*)?$", match["word"].lower() + gap)
-    if (lead and lead[-1].strip("`'\"(") in _NOT_SECRET_KEYS) or (not key_id and any(
-        re.search(r"(?<![a-z])" + word + r"(?![a-z])", gap) for word in _NAMES_OF_NON_SECRETS
-    )):
+    if (lead and lead[-1].strip("`'\"(") in _NOT_SECRET_KEYS) or (not key_id and _names_a_non_secret(gap)):
         return None
     quote = text[begin - 1 : begin]
     if quote in ("`", "'", '"') and text[end : end + 1] != quote:
@@ -127,11 +125,37 @@ def said_in_prose(match: "re.Match[str]", kind: str) -> Verdict | None:
     if value.startswith(_PUBLISHABLE_PREFIXES) or re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value):
         return None  # a key meant to be public, an e-mail address
     if match["word"].lower().startswith(_PASSWORD_WORDS):
-        classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + _has_digit(value)
-                   + any(not c.isalnum() for c in value))
-        generated = len(value) >= 8 and classes >= 3 and not _looks_like_placeholder(value)
-        return (begin, end, "password") if generated or _looks_random(value) else None
+        return (begin, end, "password") if _made_password(value) or _looks_random(value) else None
     return (begin, end, _prose_kind(match["word"].lower())) if _looks_random(value) else None
+
+
+def _made_password(value: str) -> bool:
+    """8 characters or more of three kinds (lower, upper, digit, symbol): a password someone made, not a word."""
+    classes = (any(c.islower() for c in value) + any(c.isupper() for c in value) + _has_digit(value)
+               + any(not c.isalnum() for c in value))
+    return len(value) >= 8 and classes >= 3 and not _looks_like_placeholder(value)
+
+
+def login_pair(match: "re.Match[str]", kind: str) -> Verdict | None:
+    """Judge for a `user / password` pair after a login word (`the login is admin / Xc7#pLq2Rv9!`,
+    `creds: deploy:Hq4!mZ8wLp2`): the second half must read as a made password (a digit, both
+    cases or a symbol), so `src / lib`, `OAuth2 / OpenID-Connect`, regions, dates and ratios stay."""
+    begin, end = match.span("secret")
+    value = match["secret"].rstrip(".,;)")  # the sentence's punctuation is not the password's
+    end = begin + len(value)
+    if match["user"].isdigit() or _names_a_non_secret(match["gap"].lower()):
+        return None  # `user 1000:1000`, `login build 42 / ...`: ids, not an account
+    if not _has_digit(value) or re.match(r"v?\d+(?:\.\d+)+", value) or re.search(r"\.[a-z]{2,4}$", value):
+        return None  # a version (`v1.2 / v2.0.0-Beta`) or a file name
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    if not mixed and not any(not c.isalnum() and c not in "-_." for c in value):
+        return None  # `acme-prod / eu-west-1`, `web / node-18`: a region, a name with a number
+    return (begin, end, kind) if _made_password(value) else None
+
+
+def _names_a_non_secret(gap: str) -> bool:
+    """Whether the words before a value say it is an id, a hash, a commit (`the key fix is in commit <sha>`)."""
+    return any(re.search(r"(?<![a-z])" + word + r"(?![a-z])", gap) for word in _NAMES_OF_NON_SECRETS)
 
 
 def _prose_kind(word: str) -> str:
@@ -220,26 +244,31 @@ class Rule:
         return self._pattern
 
     def redact(self, text: str) -> str:
-        """The text with every match the judge accepts replaced by a placeholder."""
-        replaced_until = -1
+        """The text with every match the judge accepts replaced by a placeholder.
 
-        def replace(match: "re.Match[str]") -> str:
-            nonlocal replaced_until
+        A match the judge refuses is looked at again from its next character:
+        its span may hold a credential of its own (`postgres://app:[REDACTED:password]@db
+        and the api key is 9a8b...`: the prose rule's match from `password` is refused,
+        the one from `api key` is not).
+        """
+        pieces: list[str] = []
+        copied = searched = 0  # copied up to here; the next search starts there
+        replaced_until = -1
+        while match := self.pattern.search(text, searched):
             start, stop = match.span()
+            searched = max(stop, start + 1)
             # A token right after one this call replaced is glued to a secret, not inside a word.
             if self.standalone and start != replaced_until and _continues_word(text, start):
-                return match.group()
+                continue
             verdict = self.judge(match, self.kind)
-            if verdict is None:
-                return match.group()
-            begin, end, kind = verdict
+            begin, end, kind = verdict if verdict is not None else (start, start, self.kind)
             end = _end_sparing_placeholders(text, begin, end)
             if end == begin:
-                return match.group()
-            replaced_until = stop
-            return f"{text[start:begin]}{_PLACEHOLDER.format(kind)}{text[end:stop]}"
-
-        return self.pattern.sub(replace, text)
+                searched = start + 1
+                continue
+            pieces += [text[copied:begin], _PLACEHOLDER.format(kind)]
+            copied, replaced_until = end, stop
+        return "".join(pieces) + text[copied:] if pieces else text
 
 
 def prefixed(kind: str, source: str, *literals: str, judge: Judge = unless_placeholder) -> Rule:
@@ -329,6 +358,13 @@ _PROSE_WORDS = (
     r"mots? de passe|cl(?:e|\u00e9)s?|jetons?|passw(?:o|\u00f6)rt|kennwort|(?:api-)?schl(?:u|\u00fc)ssel|"
     r"contrase(?:n|\u00f1)as?|claves?|wachtwoord|sleutel|senhas?|chaves?|parola|chiave"
 )
+# Words that name a login, before the `user / password` pair they hand over.
+_LOGIN_WORDS = (
+    r"log[ -]?ins?|logon|sign[ -]?in|users?(?:[ _-]?names?)?|accounts?|creds|credentials?|"
+    r"identifiants?|utilisateur|zugangsdaten|benutzer(?:name)?|anmeldung|usuario|credenciales|gebruiker|utente"
+)
+_LOGIN_LITERALS = ("log", "sign", "user", "account", "cred", "identifiant", "utilisateur", "zugangsdaten", "benutzer",
+                   "anmeldung", "usuario", "gebruiker", "utente")
 _PASSWORD_WORDS = ("pass", "pwd", "mot", "passw", "kennwort", "contrase", "wachtwoord", "senha", "parola")
 # A word between the credential word and the value that says the value is not the credential.
 _NAMES_OF_NON_SECRETS = (
@@ -370,6 +406,11 @@ def _may_assign_credential(text: str, folded: str) -> bool:
                 return True  # `password hunter2`, `password is hunter2`
             at = folded.find(word, at + 1)
     return False
+
+
+def _may_hand_over_login(text: str, folded: str) -> bool:
+    """Trigger of the login pair rule: a pair's separator and a word that names a login."""
+    return ("/" in text or ":" in text) and any(word in folded for word in _LOGIN_LITERALS)
 
 
 def _value_after_blank(following: str) -> str:
@@ -420,8 +461,8 @@ def assignment(match: "re.Match[str]", kind: str) -> Verdict | None:
         if re.fullmatch(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+", value):
             return None  # `existingSecret: db-credentials` names a Kubernetes secret, it holds none
         return (begin, end, "secret") if _password_like(match, value, quoted, name, sep, end) else None
-    if not sep or any(part in lowered_name for part in _NOT_CREDENTIAL_NAMES):
-        return None
+    if sep in ("", "is", "was") or any(part in lowered_name for part in _NOT_CREDENTIAL_NAMES):
+        return None  # `token is X` is prose, the prose rules' to judge: a blank assigns only a password
     if word == "key" and not (re.search(_KEY_NAME, lowered_name) or (name.isupper() and name.endswith("_KEY"))):
         return None
     if word == "auth" and lowered_name not in ("auth", "_auth") and not lowered_name.endswith(("_auth", "-auth")):
@@ -618,6 +659,13 @@ RULES: tuple[Rule, ...] = (
          mentioning("key", "secret", "token", "pass", "pwd", "cred", "cle", "clé", "jeton", "schl",
                     "kennwort", "contrase", "clave", "wachtwoord", "sleutel", "senha", "chave", "parola", "chiave"),
          said_in_prose),
+    # A login handed over as a pair: "the login is admin / Xc7#pLq2Rv9!", "creds: deploy:Hq4!mZ8wLp2".
+    # Slash with blanks around it (`src/lib` is a path), or a colon glued to both halves.
+    Rule("password",
+         r"(?i)(?<![\w-])(?:" + _LOGIN_WORDS + r")(?![\w-])(?P<gap>[^\n`'\"/]{0,60}?)[`'\"]?"
+         r"(?P<user>[A-Za-z0-9][\w.@+-]{0,63})[`'\"]?(?:[ \t]{1,3}/[ \t]{1,3}[`'\"]?|:)"
+         r"(?P<secret>[^\s`'\"/:]{8,128})",
+         _may_hand_over_login, login_pair),
     # Anything assigned to a name that says it holds a credential.
     Rule("secret", _ASSIGNMENT, _may_assign_credential, assignment),
 )

@@ -685,7 +685,6 @@ CREDENTIALS: list[Credential] = _credentials()
 # above is not read as covering them.
 KNOWN_MISSES: list[Credential] = [
     entry("pgpass-line", "db.internal:5432:shop:app:§\n", "Sup3rS3cret!"),
-    entry("prose-login", "the login for the staging router is admin / §, change it after the demo", "Kx9#mP2vQ"),
     entry("bare-token-in-prose", "use § for the DNS script", draw(URLSAFE, 40)),
     entry("discord-token-without-context", "here: §", discord_token()),
     entry("base64-env-file", "paste this into the CI variable: §", b64_of(b"DB_PASSWORD=hunter2hunter2\n")),
@@ -1017,3 +1016,89 @@ PROSE_LOOK_ALIKES: list[LookAlike] = [
 
 CREDENTIALS += PROSE_CREDENTIALS
 LOOK_ALIKES += PROSE_LOOK_ALIKES
+
+
+# --- each credential judged alone -------------------------------------------------------------
+# A credential redacted earlier on a line must not hide a later one, and a login handed over as a
+# `user / password` pair is a credential. Drawn from a seed of their own, so the entries above keep
+# their values.
+
+_alone_rng = random.Random(20261217)
+
+
+def _alone_draw(alphabet: str, length: int) -> str:
+    return "".join(_alone_rng.choice(alphabet) for _ in range(length))
+
+
+def _alone_password() -> str:
+    """A made password: a letter, then both cases, digits and a symbol in shuffled order, 10 to 14 characters."""
+    chars = [*_alone_draw(string.ascii_letters, 5), *_alone_draw(string.digits, 3), _alone_rng.choice("#!%&*@$?"),
+             *_alone_draw(ALNUM, _alone_rng.randrange(0, 5))]
+    _alone_rng.shuffle(chars)
+    return _alone_draw(string.ascii_letters, 1) + "".join(chars)
+
+
+def _alone(name: str, template: str, *secrets: str) -> list[Credential]:
+    """One entry per secret the text holds: each must go, whatever was found before it."""
+    text = template.format(*secrets)
+    return [Credential(name, text, secret) for secret in secrets]
+
+
+ALONE_CREDENTIALS: list[Credential] = [
+    # several credentials on one line
+    *_alone("url-password-then-api-key-in-prose", "postgres://app:{}@db/shop and the api key is {}",
+            _alone_draw(ALNUM, 12), _alone_draw(HEX, 32)),
+    *_alone("github-token-then-twilio-auth-token", "gh token ghp_{} works; the twilio auth token is {} (account AC{})",
+            _alone_draw(ALNUM, 36), _alone_draw(HEX, 32), _alone_draw(HEX, 32)),
+    *_alone("env-password-then-token-in-prose", "DB_PASSWORD={} and my token is {}",
+            _alone_password(), _alone_draw(ALNUM, 40)),
+    *_alone("three-in-prose", "the password is {}, the api key is {} and the webhook secret is {}",
+            _alone_password(), _alone_draw(ALNUM, 32), _alone_draw(URLSAFE, 32)),
+    *_alone("bearer-then-password-in-prose", "curl -H 'Authorization: Bearer {}' works but the password {} does not",
+            _alone_draw(ALNUM, 32), _alone_password()),
+    *_alone("redis-url-then-login-pair", "cache at redis://:{}@cache:6379/0, the admin login is ops / {}",
+            _alone_password(), _alone_password()),
+    *_alone("curl-password-then-password-in-prose",
+            "curl -u ops:{} https://nas.acme.io/api works, and the password for the share is {}",
+            _alone_password(), _alone_password()),
+    *_alone("ssh-key-mention-then-api-key", "my ssh key is on the wiki; the api key is {}", _alone_draw(HEX, 32)),
+    *_alone("stripe-key-then-key-in-prose", "sk_live_{} is prod; for the label printer the key is {}",
+            _alone_draw(ALNUM, 24), _alone_draw(HEX, 40)),
+    # a login handed over as a pair
+    *_alone("login-pair-slash", "login for the router admin page is admin / {}", _alone_password()),
+    *_alone("login-pair-slash-comma", "the login for the staging router is admin / {}, change it after the demo",
+            _alone_password()),
+    *_alone("login-pair-colon", "creds: deploy:{}", _alone_password()),
+    *_alone("login-pair-email-slash", "sign in as ops@acme.io / {} on the grafana box", _alone_password()),
+    *_alone("login-pair-backticks", "the wifi account is `guest` / `{}` this week", _alone_password()),
+    *_alone("login-pair-then-pair", "user admin / {} on staging and user admin / {} on prod",
+            _alone_password(), _alone_password()),
+    *_alone("login-pair-french", "identifiants : admin / {}", _alone_password()),
+    *_alone("login-pair-german", "Zugangsdaten für das NAS: admin / {}", _alone_password()),
+    *_alone("user-then-password", "user deploy password {}", _alone_password()),
+    *_alone("username-then-pass", "username ops, pass {} for the VPN", _alone_password()),
+    *_alone("user-colon-pass-colon", "user: ci / pass: {}", _alone_password()),
+]
+
+# Text with a login word next to a slash or a colon, and nothing secret in it.
+ALONE_LOOK_ALIKES: list[LookAlike] = [
+    LookAlike("paths-with-blanks", "the user code moved from src / lib to packages / core"),
+    LookAlike("ratio", "the login ratio is 3 / 4 of users on mobile, 16:9 screens mostly"),
+    LookAlike("dates", "user signups 2024-06-01 / 2024-06-30 doubled"),
+    LookAlike("versions", "the login service went from v1.4.2 / v2.0.0-rc.1 last week"),
+    LookAlike("protocols", "the login flow: OAuth2 / OpenID-Connect, with PKCE"),
+    LookAlike("account-region", "the account acme-prod / eu-west-1 hosts the login API"),
+    LookAlike("user-group", "the socket's user / group is www-data / www-data, mode 0660"),
+    LookAlike("uid-gid", "run the container as user 1000:1000 so the login files stay yours"),
+    LookAlike("login-timestamp", "last login 2024-06-03T10:14:22Z from 10.0.4.12"),
+    LookAlike("scp-user-host", "copy it with scp dist.tar user@build-01:/srv/releases/"),
+    LookAlike("login-placeholders", "login: ${DB_USER} / password: ${DB_PASSWORD} from the vault"),
+    LookAlike("sign-in-buttons", "Sign in / Sign up buttons swapped places on the account page"),
+    LookAlike("latency", "login latency p50 12ms / p99 340ms after the cache"),
+    LookAlike("user-agent", "user agent: Mozilla/5.0 (X11; Linux x86_64) Firefox/126.0"),
+    LookAlike("account-ids", "accounts 123456789012 / 210987654321 share the login role"),
+    LookAlike("url-user-only", "login with https://jane@git.acme.io/acme/web.git / ssh"),
+]
+
+CREDENTIALS += ALONE_CREDENTIALS
+LOOK_ALIKES += ALONE_LOOK_ALIKES

@@ -17,6 +17,7 @@ import pytest
 from memsift.bench import ROW_KEYS, bench_pipeline, format_table, load_scenario
 from memsift.notes import one_line
 from memsift.stages import HEADER
+from memsift.stages.recall import quoted
 
 REPO = Path(__file__).resolve().parent.parent
 SLACK_TOKEN = "xoxb-482913650271-5928371046152-Zq8RkW3mTn7YpL2vXc9BfH4d"
@@ -87,7 +88,7 @@ TEXT = {m["id"]: m["text"] for m in SCENARIO["memory"]["archive"]}
 
 def rendered_length(texts: list[str], source: str = "archive") -> int:
     """Length of the text render() makes of these items: the header, then one line per item."""
-    return len("\n".join([HEADER, *(f"- {one_line(t)} [{source}]" for t in texts)]))
+    return len("\n".join([HEADER, *(f"- {quoted(one_line(t))} [{source}]" for t in texts)]))
 
 
 @pytest.fixture

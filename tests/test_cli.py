@@ -13,6 +13,7 @@ import pytest
 from examples import INCIDENT as EXAMPLE_INCIDENT
 from memsift.config import load_config
 from memsift.notes import NotesFile
+from memsift.stages.recall import quoted
 
 REPO = Path(__file__).resolve().parent.parent
 CADDY = "Reverse proxy: Caddy over nginx because it renews TLS certificates on its own and the config is ten lines."
@@ -60,7 +61,7 @@ def test_recall_prints_what_the_projects_notes_answer(memsift_home, project, tmp
                    "for the reverse proxy?", home=memsift_home, cwd=tmp_path)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1:] == [f"- {CADDY} [notes.md:1]"]
+    assert done.stdout.splitlines()[1:] == [f"- {quoted(CADDY)} [notes.md:1]"]
     assert "# stopped by render: added 1 items" in done.stderr
 
 

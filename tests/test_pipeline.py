@@ -31,6 +31,7 @@ from memsift.services import Services, SessionLog
 from memsift.stages import (
     EVERY_MESSAGE_STAGES, HEADER, Keep, classify, distill, notes, redact, redact_exchange, render,
 )
+from memsift.stages.recall import quoted
 from memsift.stores.sqlite import SQLiteStore
 from memsift.types import Category, Decider, Exchange, Item, Kind, Message, Recall, Store, Turn
 
@@ -81,7 +82,7 @@ def test_recall_a_reaction_adds_nothing_and_stops_at_classify(project):
 def test_recall_a_note_that_answers_ends_the_search(project):
     result = recall(Message("why did we pick Caddy instead of nginx for the reverse proxy?"), project)
 
-    assert result.text == f"{HEADER}\n- {CADDY} [notes.md:2]"
+    assert result.text == f"{HEADER}\n- {quoted(CADDY)} [notes.md:2]"
     assert [item.text for item in result.items] == [CADDY]
     assert stages_of(result) == ["redact", "classify", "notes", "dedupe", "render"]
     assert result.stopped_by == "render: added 1 items"
@@ -107,7 +108,7 @@ def test_recall_a_passage_from_the_store_goes_through_gate_search_and_judge(proj
     result = recall(Message("the celery workers are stuck again after the broker connection reset"), project)
 
     assert [item.id for item in result.items] == ["a1"]
-    assert result.text.splitlines()[1:] == [f"- {CELERY_FIX.text} [archive]"]
+    assert result.text.splitlines()[1:] == [f"- {quoted(CELERY_FIX.text)} [archive]"]
     assert stages_of(result) == ["redact", "classify", "notes", "gate", "search", "judge", "dedupe", "render"]
     assert result.kind is Kind.RECURRING_PROBLEM
 
@@ -420,7 +421,7 @@ def test_a_composed_pipeline_is_a_plain_list_of_stages(project):
     result = recall(Message("why did we pick Caddy instead of nginx for the reverse proxy?"), project,
                     stages=[redact, classify, notes, render])
 
-    assert result.text == f"{HEADER}\n- {CADDY} [notes.md:2]"
+    assert result.text == f"{HEADER}\n- {quoted(CADDY)} [notes.md:2]"
     assert stages_of(result) == ["redact", "classify", "notes", "render"]
 
 

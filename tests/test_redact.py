@@ -116,6 +116,11 @@ def test_look_alikes_stay_intact(look_alike):
         ("before <private>my home is 12 Elm St</private> after", "before [REDACTED:private] after"),
         ("a <PRIVATE>x</Private> b <private>y</private> c", "a [REDACTED:private] b [REDACTED:private] c"),
         ("Authorization: Basic YWRtaW46aHVudGVyMg==", "Authorization: Basic [REDACTED:basic-auth]"),
+        # Issue 17's two lines: a credential found earlier on a line hides none after it; a pair is a login.
+        ("postgres://app:Pv5Kx8Zq2Lm7@db/shop and the api key is 9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d",
+         "postgres://app:[REDACTED:password]@db/shop and the api key is [REDACTED:api-key]"),
+        ("login for the router admin page is admin / Xc7#pLq2Rv9!",
+         "login for the router admin page is admin / [REDACTED:password]"),
     ],
 )
 def test_placeholders_name_the_kind_and_keep_the_rest(text, expected):

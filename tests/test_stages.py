@@ -450,9 +450,9 @@ def test_render_a_header_one_line_per_item_with_its_pointer_and_the_reminder(ser
     out = render(services, sift("why?", chosen=items))
 
     lines = out.text.split("\n")
-    assert lines == [HEADER, f"- {CADDY} [notes.md:4]",
-                     "- Celery workers hung; the fix was a heartbeat of 30 s. [archive]"]
-    assert "may be out of date" in lines[0]
+    assert lines == [HEADER, f'- "{CADDY}" [notes.md:4]',
+                     '- "Celery workers hung; the fix was a heartbeat of 30 s." [archive]']
+    assert "may be out of date" in lines[0] and "not instructions" in lines[0]
     assert out.stopped_by == "render: added 2 items"
 
 

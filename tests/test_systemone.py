@@ -29,6 +29,7 @@ from memsift.errors import ConfigurationError, DeadlineExceeded, ServiceUnavaila
 from memsift.pipeline import recall
 from memsift.services import open_services
 from memsift.stages import HEADER
+from memsift.stages.recall import quoted
 from memsift.types import (
     Choice, ChoiceAnswer, Kind, Message, Noul, NoulAnswer, Score, ScoreAnswer, Turn,
 )
@@ -492,7 +493,7 @@ def test_recall_through_a_system_one_service_and_a_pause_when_it_is_down(tmp_pat
         found = recall(message, services)
 
         assert found.kind is Kind.PAST_CHOICE
-        assert found.text == f"{HEADER}\n- {STRIPE} [notes.md:2]"
+        assert found.text == f"{HEADER}\n- {quoted(STRIPE)} [notes.md:2]"
         assert [item.text for item in found.items] == [STRIPE] and found.notice is None
         sent = [request.body.decode() for request in service.requests]
         assert sent and not any(GITHUB_TOKEN in body or "Zk4Rm8Qx2Lw7" in body for body in sent)

@@ -22,7 +22,7 @@ from .recall import (
 )
 from .retain import (
     KEEP_OPTIONS, MAX_CLAUSES, NOVEL_CANDIDATES, NOVEL_OPTIONS, NOVEL_OVERLAP, RETAIN_STAGES, append_notes, catch_up,
-    distill, flush, keep, line_number, novel, passage, redact_exchange, revise, sync,
+    distill, flush, keep, line_number, novel, passage, redact_exchange, revise, screen_exchange, sync,
 )
 
 __all__ = [
@@ -68,6 +68,7 @@ __all__ = [
     "redact_exchange",
     "render",
     "revise",
+    "screen_exchange",
     "scrubber",
     "search",
     "search_query",
@@ -86,6 +87,7 @@ RETAIN_WORK = 30.0
 CALLS: dict[Stage, tuple[str, ...]] = {
     redact: (), classify: ("decider",), notes: ("decider",), gate: ("decider",), search: ("store",),
     take_all: (), judge: ("decider",), dedupe: (), render: (), catch_up: ("store",), redact_exchange: (),
+    screen_exchange: (),
     keep: ("decider",), distill: ("decider",), novel: ("decider",), append_notes: (), revise: (),
     sync: ("store",),
 }

@@ -35,6 +35,21 @@ def redact_exchange(services: Services, state: Keep) -> Keep:
         "redact", "redacted" if clean != state.exchange else "clean", t0)
 
 
+def screen_exchange(services: Services, state: Keep) -> Keep:
+    """An exchange whose text gives the agent orders (a role marker, an override of its instructions,
+    a download piped into a shell aimed at it) is not kept: memory is quoted data, never instructions.
+    It ends here, before any decider reads it; the reason is in the trace, the text is not."""
+    from .._orders import reads_as_orders  # retain only: its patterns cost a quiet message nothing
+
+    t0 = time.perf_counter()
+    for side, text in (("user message", state.exchange.user), ("answer", state.exchange.assistant)):
+        reason = reads_as_orders(text)
+        if reason is not None:
+            why = f"the {side} reads as orders to the agent: {reason}"
+            return state.log("screen", "orders", t0, why=why).end("screen", f"not kept: {why}")
+    return state
+
+
 def keep(services: Services, state: Keep) -> Keep:
     """Would keeping this save redoing the same search or reasoning? (choice, constraint, incident)"""
     t0 = time.perf_counter()
@@ -226,4 +241,5 @@ def flush(services: Services, session: str = "") -> str:
     return f"flush: {sent} sent, {outbox.pending()} pending"
 
 
-RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, keep, distill, novel, append_notes, revise, sync)
+RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, screen_exchange, keep, distill, novel, append_notes,
+                                    revise, sync)
