@@ -13,13 +13,15 @@ interleave lines and a crash never leaves half a file.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from attrs import evolve
 
+from ._bounds import NOTE_CHARS
 from ._files import locked, read_regular, write_atomically
-from ._note_lines import is_note, split_lines
+from ._note_lines import is_note, readable, split_lines
 from .types import Edit, Exchange, Item
 
 
@@ -42,11 +44,6 @@ def exchange_id(exchange: Exchange) -> str:
 def one_line(text: str) -> str:
     """Fold a text onto one line: a note is one line, whatever was said."""
     return " ".join(text.split())
-
-
-def _readable(line: str) -> str:
-    """A line as it leaves the notes: an undecodable byte shows as U+FFFD, not a lone surrogate."""
-    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class NotesFile:
@@ -72,25 +69,28 @@ class NotesFile:
         Every note while the file has at most ``above`` lines; past that, the
         ``limit`` notes whose words best match the query's, from a full-text
         index kept beside the file (``_notes_index.py``), so that judging costs
-        the same at 300 notes or 30,000.
+        the same at 300 notes or a million. A file too big to be ``above``
+        short lines (one line of 50 MB) is read through the index too: the
+        message reads the index, not the file.
 
         >>> notes.candidates("why Stripe over Mollie?", limit=50, above=300)
         [Item(id='note-…', text='Payments: Stripe over Mollie…', origin='note', source='notes.md:412')]
         """
-        from ._notes_index import NotesIndex
+        from ._notes_index import INLINE_BYTES, NotesIndex
 
         with NotesIndex(self.path) as index:
-            if not index.exists():  # a small file is read whole, as it was, and gets no index
+            # A small file is read whole, as it was, and gets no index.
+            if not index.exists() and _size(self.path) <= above * NOTE_CHARS:
                 lines = self.lines()
                 if len(lines) <= above:
                     return self._items(enumerate(lines, start=1))
-            if index.sync() <= above:
-                return self.items()
+            if index.sync(inline_bytes=INLINE_BYTES) <= above:
+                return self._items(index.every())
             return self._items(index.search(query, limit=limit))
 
     def _items(self, numbered: Iterable[tuple[int, str]]) -> list[Item]:
         return [Item(note_id(text), text, "note", f"{self.path.name}:{number}")
-                for number, line in numbered if is_note(line) and (text := _readable(line.strip()))]
+                for number, line in numbered if is_note(line) and (text := readable(line.strip()))]
 
     def append(self, lines: Sequence[str]) -> None:
         """Add lines at the end. A line the notes already hold word for word moves to the end
@@ -137,6 +137,13 @@ class NotesFile:
                 # (its store sync would not run); the next recall syncs it.
                 with contextlib.suppress(sqlite3.Error, OSError):
                     index.sync()
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def place_edits(lines: Sequence[str], edits: Sequence[Edit]) -> dict[int, Edit]:
