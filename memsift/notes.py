@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 from attrs import evolve
@@ -100,8 +101,7 @@ class NotesFile:
         if not new:
             return
         again = set(new)
-        with locked(self.path):
-            self._write([line for line in self.lines() if line not in again] + new)
+        self._update(lambda lines: ([line for line in lines if line not in again] + new, new, []))
 
     def apply(self, edits: Sequence[Edit]) -> list[Edit]:
         """Replace or remove the lines the edits name; every other line stays as it is.
@@ -113,16 +113,72 @@ class NotesFile:
         >>> notes.apply([Edit(2, "remove", old="Node 18 on the VPS")])  # line 1 went meanwhile
         [Edit(line=1, action='remove', text='', old='Node 18 on the VPS')]
         """
-        with locked(self.path):
-            lines = self.lines()
-            placed = place_edits(lines, edits)
-            if placed:
-                self._write(_edited(lines, placed))
+        placed: dict[int, Edit] = {}
+
+        def edited(lines: list[str]) -> Change | None:
+            placed.clear()
+            placed.update(place_edits(lines, edits))
+            if not placed:
+                return None
+            added = [one_line(e.text) for e in placed.values() if e.action == "replace" and e.text.strip()]
+            return _edited(lines, placed), added, [e.old for e in placed.values()]
+
+        self._update(edited)
         return list(placed.values())
 
-    def _write(self, lines: list[str]) -> None:
-        write_atomically(self.path, "".join(line + "\n" for line in lines))
-        self._index_in_step()
+    def restore(self) -> list[str]:
+        """Append again memsift's lines that another program's write removed (see ``missing``);
+        returns them. ``memsift notes --restore``."""
+        from ._notes_journal import NotesJournal
+
+        restored: list[str] = []
+
+        def again(lines: list[str]) -> Change | None:
+            restored[:] = NotesJournal(self.path).missing(lines)
+            return (lines + restored, restored, []) if restored else None
+
+        self._update(again)
+        return restored
+
+    def missing(self) -> list[str]:
+        """memsift's lines (the last it wrote, from its journal) that the notes no longer hold:
+        what an editor saving from an older copy dropped, or a user removed by hand."""
+        from ._notes_journal import NotesJournal
+
+        return NotesJournal(self.path).missing(self.lines())
+
+    def forget_missing(self) -> list[str]:
+        """Agree that the missing lines are gone: they are no longer counted as memsift's."""
+        from ._notes_journal import NotesJournal
+
+        with locked(self.path):
+            gone = self.missing()
+            NotesJournal(self.path).forget(gone)
+        return gone
+
+    def _update(self, change: Callable[[list[str]], Change | None]) -> None:
+        """Write ``change(lines)`` under the notes' lock, from the file as it is now.
+
+        Editors do not take memsift's lock: one that saves while memsift writes
+        would lose its lines to memsift's rename, or memsift's to its own. So the
+        file is read again, and the change made again, when it differs, just
+        before the rename, from the file read (``WRITE_TRIES`` times at most).
+        """
+        from ._notes_journal import NotesJournal
+
+        with locked(self.path):
+            for _ in range(WRITE_TRIES):
+                before = _identity(self.path)
+                made = change(self.lines())
+                if made is None:
+                    return
+                lines, added, removed = made
+                if write_atomically(self.path, "".join(line + "\n" for line in lines),
+                                    unchanged=partial(_is_still, self.path, before)):
+                    NotesJournal(self.path).record(added=added, removed=removed)
+                    self._index_in_step()
+                    return
+        raise OSError(f"{self.path} changed on every one of {WRITE_TRIES} writes: written by another program")
 
     def _index_in_step(self) -> None:
         """Once the notes are narrowed, whoever writes them syncs their index (retain runs off
@@ -137,6 +193,23 @@ class NotesFile:
                 # (its store sync would not run); the next recall syncs it.
                 with contextlib.suppress(sqlite3.Error, OSError):
                     index.sync()
+
+
+WRITE_TRIES = 5
+Change = tuple[list[str], list[str], list[str]]  # the notes' new lines; memsift's lines added, removed
+
+
+def _identity(path: Path) -> tuple[int, int, int, int, int] | None:
+    """What changes when any program writes the file or renames another over it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _is_still(path: Path, identity: tuple[int, int, int, int, int] | None) -> bool:
+    return _identity(path) == identity
 
 
 def _size(path: Path) -> int:
