@@ -82,7 +82,9 @@ def print_search(query: str, folder: str | os.PathLike[str], *, limit: int = 5) 
     notebook = services.notebook
     where = f" ({notebook.path})" if isinstance(notebook, NotesFile) else ""
     print(f"notes{where}:")
-    _print_items(matching_notes(clean, notebook.items())[:limit], "no note shares a word with it")
+    config = services.config  # a million notes: their index's best matches, as recall narrows them
+    nearby = notebook.candidates(clean, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    _print_items(matching_notes(clean, nearby)[:limit], "no note shares a word with it")
     if services.store is not None:
         print(f"store ({services.store.name}):")
         passages, trouble = _search_store(services, clean, limit)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from editor import MEMSIFTS, Editor
 from examples import INCIDENT
 from memsift import _notes_journal as notes_journal
 from memsift.config import load_config
@@ -21,37 +22,6 @@ from memsift.types import Edit
 
 REPO = Path(__file__).resolve().parent.parent
 USERS = ["# Payments", "Stripe over Mollie: my own note, written by hand."]
-MEMSIFTS = [f"2026-11-{n % 28 + 1:02d} decision: the worker{n} batches {n} rows [exchange {n:08x}]" for n in range(64)]
-# An editor: reads the notes into its buffer, waits until told (a line on stdin), then saves its
-# buffer with one line of the user's added, as editors do: a copy written beside it, renamed over.
-EDITOR = """
-import os, sys
-path = sys.argv[1]
-with open(path, "rb") as file:
-    buffer = file.read()
-print("read", flush=True)
-sys.stdin.readline()
-with open(path + ".swp", "wb") as copy:
-    copy.write(buffer + sys.argv[2].encode() + b"\\n")
-os.replace(path + ".swp", path)
-"""
-
-
-class Editor:
-    """A real process holding the notes in its buffer, saving them when asked."""
-
-    def __init__(self, path: Path, line: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), line], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None and self.process.stdout.readline() == "read\n"
-
-    def save(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write("save\n")
-        self.process.stdin.close()
-        assert self.process.wait(timeout=60) == 0
-
-
 def memsift(*args: str, home: Path, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMSIFT_HOME": str(home), "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "memsift", *args], input=stdin, cwd=cwd, env=env,
