@@ -42,6 +42,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,7 @@ def big_notes(python: Path, tmp: Path, env: dict[str, str], hook: list[str], tra
     code = ("import sys; from memsift.config import load_config; from memsift._notes_index import NotesIndex\n"
             "for project in sys.argv[1:]:\n"
             "    with NotesIndex(load_config().project_dir(project) / 'notes.md') as index: index.sync()")
+    time.sleep(2.1)  # indexed 2 s after the write: not "racy", or the first message has it read again
     subprocess.run([str(python), "-c", code, str(long_line), str(many)], env=env, check=True)  # as retain leaves it
     return {f"one {line_mb} MB line": (hook, prompt(long_line, STRIPE, transcript)),
             f"{lines:,} notes": (hook, prompt(many, STRIPE, transcript))}

@@ -282,7 +282,7 @@ def _insert(db: sqlite3.Connection, notes: dict[str, int]) -> None:
 
 # -- in the background ----------------------------------------------------------------
 
-INLINE_BYTES = 2_000_000  # a changed file past this (about 15,000 notes) is indexed off the message's path
+INLINE_BYTES = 4_000_000  # a changed file past this (about 30,000 notes) is indexed off the message's path
 
 
 def _sync_detached(notes: Path) -> None:
