@@ -8,7 +8,9 @@ bytes printed by ``memsift notes``.
   ``memsift doctor --json`` and ``memsift notes --restore``;
 - ``memsift retain`` on an exchange, the notes holding 320 lines and one with
   the byte 0xE9: the trace's novel stage;
-- ``memsift notes`` on a note holding ESC, BEL and U+202E: raw bytes printed.
+- ``memsift notes`` on a note holding ESC, BEL and U+202E: raw bytes printed;
+- ``memsift recall`` in a project of 401 notes (indexed), after an edit in
+  place that keeps the file's size and sets its mtime back: is the edit seen?
 
     $ .venv/bin/python benchmarks/bench_notes_edits.py --python .venv/bin/python
 """
@@ -17,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     cli = [str(python), str(python.parent / "memsift")]
     with tempfile.TemporaryDirectory(prefix="memsift-bench-notes-edits-") as tmp:
         project, env = fresh_user(tmp)
+        env.update(MEMSIFT_SEARCH_THRESHOLD="0", MEMSIFT_WORTH_THRESHOLD="0")  # every recall goes to the notes
         run = lambda *command, stdin="": subprocess.run(  # noqa: E731
             command, input=stdin, capture_output=True, text=True, env=env, cwd=project)
         notes = Path(run(str(python), "-c", WHERE, str(project)).stdout.strip()) / "notes.md"
@@ -52,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print(stale_buffer(notes, run, python, cli, project))
         print(undecodable_byte(notes, run, cli, project))
         print(control_bytes(notes, run, cli))
+        print(edit_in_place(notes, run, cli, project))
     return 0
 
 
@@ -92,6 +98,22 @@ def control_bytes(notes: Path, run: Run, cli: list[str]) -> str:
     out = run(*cli, "notes")
     raw = [name for name, char in (("ESC", "\x1b"), ("BEL", "\x07"), ("U+202E", "\u202e")) if char in out.stdout]
     return f"memsift notes on ESC, BEL, U+202E: exit {out.returncode}, raw in its output: {raw or 'none'}"
+
+
+def edit_in_place(notes: Path, run: Run, cli: list[str], project: Path) -> str:
+    lines = [f"decision: icon set {n} is drawn in shade {n} of teal" for n in range(400)]
+    lines.insert(200, "decision: payments go through Mollie because its webhooks never dropped an event")
+    notes.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    time.sleep(2.1)  # indexed well after the write, as a file of some age is
+    recall = lambda question: run(*cli, "recall", "--project", str(project), stdin=question).stdout  # noqa: E731
+    first = "Mollie" in recall("why do payments go through Mollie?")
+    before = os.stat(notes)
+    with open(notes, "r+", encoding="utf-8") as file:  # in place: the same inode and size
+        file.write(notes.read_text(encoding="utf-8").replace("Mollie", "Paddle"))
+    os.utime(notes, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `touch -r` does
+    seen = "Paddle" in recall("why do payments go through Paddle?")
+    return (f"an edit in place, size and mtime kept, 401 notes: the note found before it {first}, "
+            f"the edit seen by the next message {seen}")
 
 
 if __name__ == "__main__":
