@@ -13,6 +13,15 @@ transcript), beside the bare interpreter:
 - the searching question alone ("why did the worker fail again with the
   webhook timeout? we had this problem before").
 
+``--big-notes`` adds issue 17's two (a searching prompt under 150 ms with
+notes a user can have), in projects of their own, on "why did we pick Stripe
+over Mollie for payments?": ``bench_hook``'s 100 notes and one line of
+``--line-mb`` MB (the question's words repeated: the worst line to meet), and
+``--lines`` generated notes (``notes_corpus.py``) with the one that answers
+in the middle. Seeding them and building their notes index (as
+retain leaves it after it wrote) takes minutes. Then it says whether the answering note was added,
+and whether any of the long line was.
+
 The project holds ``bench_hook``'s 100 notes and 2,000 stored passages. Every
 case goes the whole path, the worst case: ``search_threshold`` and
 ``worth_threshold`` are 0, so the notes are judged and the store searched
@@ -20,6 +29,7 @@ even for a paste the model files as a complete instruction (as it files both
 big inputs here).
 
     $ .venv/bin/python benchmarks/bench_bounds.py --runs 30 [--python PATH]
+    $ .venv/bin/python benchmarks/bench_bounds.py --runs 20 --big-notes --python .venv/bin/python
 
 Prints ``bench_hook``'s table: median and p95 wall time, median CPU time, and
 each median over and against ``python -c pass``'s.
@@ -32,6 +42,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +50,7 @@ sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests")]
 
 from bench_hook import (  # noqa: E402
     FLOOR,
+    NOTE,
     Case,
     claude_transcript,
     fresh_user,
@@ -49,6 +61,8 @@ from bench_hook import (  # noqa: E402
     seed,
     table,
 )
+from bench_hook import SEARCHING as STRIPE  # noqa: E402
+from notes_corpus import generated_notes  # noqa: E402
 
 SEARCHING = "why did the worker fail again with the webhook timeout? we had this problem before"
 WORDS = "worker stripe mollie deploy cache heap docker postgres redis webhook queue retry timeout nginx celery".split()
@@ -60,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=30, help="runs of each case (default 30)")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured runs of each case first")
     parser.add_argument("--python", type=Path, help="an interpreter with memsift installed (default: a wheel venv)")
+    parser.add_argument("--big-notes", action="store_true", help="also a million notes, and one line of 50 MB")
+    parser.add_argument("--lines", type=int, default=1_000_000, help="notes of the long file (default 1,000,000)")
+    parser.add_argument("--line-mb", type=int, default=50, help="MB of the one long line (default 50)")
     args = parser.parse_args(argv)
 
     from bench_redact import mixed_text
@@ -78,10 +95,38 @@ def main(argv: list[str] | None = None) -> int:
             "1 MB log + question": (hook, prompt(project, log(MB) + "\n\n" + SEARCHING, transcript)),
             "searching, 100 notes": (hook, prompt(project, SEARCHING, transcript)),
         }
-        times = measure(cases, env, project, args.runs, args.warmup)
+        big = big_notes(python, Path(tmp), env, hook, transcript, args.lines, args.line_mb) if args.big_notes else {}
+        times = measure(cases | big, env, project, args.runs, args.warmup)
+        added = {name: subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=project).stdout
+                 for name, (cmd, stdin) in big.items()}
     print(f"{python} ({'--python' if args.python else 'installed from a wheel of this checkout'})")
     print(table(times))
+    for name, out in added.items():
+        print(f"{name}: the answering note {'added' if b'Mollie' in out else 'NOT added'}, "
+              f"{'a piece of the long line ADDED' if LONG_WORDS.strip().encode() in out else 'none of the long line'}")
     return 0
+
+
+LONG_WORDS = "stripe mollie payments webhook pick why "  # what the long line repeats: it meets every query
+
+
+def big_notes(python: Path, tmp: Path, env: dict[str, str], hook: list[str], transcript: Path,
+              lines: int, line_mb: int) -> dict[str, Case]:
+    """Two projects: 100 notes and one long line; ``lines`` notes. Their searching-prompt cases."""
+    long_line, many = tmp / "long-line", tmp / "many"
+    for project in (long_line, many):
+        (project / ".git").mkdir(parents=True)
+    size = line_mb * MB
+    seed(python, long_line, env, [*hundred_notes(), (LONG_WORDS * (size // len(LONG_WORDS) + 1))[:size]])
+    notes = generated_notes(lines)
+    seed(python, many, env, [*notes[: lines // 2], NOTE, *notes[lines // 2:]])
+    code = ("import sys; from memsift.config import load_config; from memsift._notes_index import NotesIndex\n"
+            "for project in sys.argv[1:]:\n"
+            "    with NotesIndex(load_config().project_dir(project) / 'notes.md') as index: index.sync()")
+    time.sleep(2.1)  # indexed 2 s after the write: not "racy", or the first message has it read again
+    subprocess.run([str(python), "-c", code, str(long_line), str(many)], env=env, check=True)  # as retain leaves it
+    return {f"one {line_mb} MB line": (hook, prompt(long_line, STRIPE, transcript)),
+            f"{lines:,} notes": (hook, prompt(many, STRIPE, transcript))}
 
 
 def store_passages(python: Path, project: Path, env: dict[str, str]) -> None:

@@ -86,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
 
     notes = sub.add_parser("notes", help="print the project's notes and where they are")
     notes.add_argument("--project", default=".", help="a folder of the project (default: here)")
+    fix = notes.add_mutually_exclusive_group()
+    fix.add_argument("--restore", action="store_true",
+                     help="append again memsift's lines another program's write removed (memsift doctor lists them)")
+    fix.add_argument("--forget-missing", action="store_true",
+                     help="agree those lines are gone: memsift doctor no longer lists them")
     notes.set_defaults(run=_notes)
 
     search = sub.add_parser("search", help="search the project's notes and the store (for the agent itself)")
@@ -242,7 +247,7 @@ def _install(ns: argparse.Namespace) -> int:
 def _notes(ns: argparse.Namespace) -> int:
     from ._search import print_notes
 
-    return print_notes(ns.project)
+    return print_notes(ns.project, restore=ns.restore, forget=ns.forget_missing)
 
 
 def _search(ns: argparse.Namespace) -> int:

@@ -121,7 +121,26 @@ def _project_checks(config: Config, root: Path) -> list[Check]:
         checks.append(Check("project", "notes", FAIL, f"{notes} cannot be read: {exc}"))
     else:
         checks.append(Check("project", "notes", OK, f"{notes} ({len(lines)} notes)"))
+    checks += _missing_lines_check(notes)
     return checks
+
+
+def _missing_lines_check(notes: Path, shown: int = 3) -> list[Check]:
+    """memsift's lines another program's write removed (an editor saving an older copy): a warning
+    when there are some, nothing otherwise."""
+    from .notes import NotesFile
+
+    try:
+        missing = NotesFile(notes).missing()
+    except OSError:  # unreadable notes: the notes check says so
+        return []
+    if not missing:
+        return []
+    listed = "; ".join(repr(line[:80]) for line in missing[-shown:])
+    return [Check("project", "notes edits", WARN,
+                  f"{len(missing)} of memsift's lines are gone from the notes, e.g. {listed} (an editor saving "
+                  "from an older copy?); the store still holds their exchanges. `memsift notes --restore` puts "
+                  "them back, `memsift notes --forget-missing` agrees they are gone")]
 
 
 # -- the services ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 PRIVATE_DIR = 0o700  # every folder memsift makes: its files may hold a user's notes
@@ -32,8 +32,12 @@ def locked(path: Path) -> Iterator[None]:
         yield
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, *, unchanged: Callable[[], bool] | None = None) -> bool:
     """Replace ``path`` with ``text``: a reader sees the old file or the new one, never half.
+
+    With ``unchanged``, asked once the new file is written, just before it
+    replaces the old: False leaves the old file as it is, and returns False
+    (another program wrote it meanwhile; read it again).
 
     A symlink stays a symlink: its target is the file replaced (someone keeps
     the notes in a repository and links them in). The temporary file is named
@@ -54,11 +58,15 @@ def write_atomically(path: Path, text: str) -> None:
         # surrogateescape: bytes read that were not UTF-8 are written back as they were.
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as out:
             out.write(text)
+        if unchanged is not None and not unchanged():
+            os.unlink(tmp)
+            return False
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return True
 
 
 def private_folder(folder: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._bounds import NOTE_CHARS
+
 
 def split_lines(text: str) -> list[str]:
     """The lines of a notes file's text.
@@ -15,5 +17,21 @@ def split_lines(text: str) -> list[str]:
 
 
 def is_note(line: str) -> bool:
-    """A line that holds a note: not blank, not a heading (``#``)."""
-    return bool(line.strip()) and not line.lstrip().startswith("#")
+    """A line that holds a note: not blank, not a heading (``#``), and not past the note cap.
+
+    A line longer than ``NOTE_CHARS`` (a whole answer or a log pasted on one
+    line) stays in the file, byte for byte, but is never judged nor added: what
+    would reach the agent is a fragment of it.
+
+    >>> is_note("decision: Stripe over Mollie"), is_note("# Payments"), is_note("x" * 50_000_000)
+    (True, False, False)
+    """
+    return len(line) <= NOTE_CHARS and bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def readable(line: str) -> str:
+    """A line as it leaves the notes (to the index, a decider, the agent): each byte that was not
+    UTF-8 (read as a lone surrogate) shows as U+FFFD, which every encoder takes."""
+    if line.isascii():
+        return line
+    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

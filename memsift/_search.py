@@ -16,6 +16,7 @@ redacted before it reaches a store.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from .config import load_config
@@ -29,18 +30,49 @@ from .types import Item, Message
 SHOWN_CHARS = 600  # a stored exchange can be long: the agent gets its start, and the pointer
 
 
-def print_notes(folder: str | os.PathLike[str]) -> int:
-    """Print the project's notes, numbered as their pointers name them, under their path."""
+def print_notes(folder: str | os.PathLike[str], *, restore: bool = False, forget: bool = False) -> int:
+    """Print the project's notes, numbered as their pointers name them, under their path.
+
+    ``restore``: first append again memsift's lines another program's write
+    removed; ``forget``: agree they are gone. Control characters and bytes
+    that are not UTF-8 are printed escaped (``\\x1b``), never sent to the terminal.
+    """
     root = project_root(folder)
     path = load_config().project_dir(root) / "notes.md"
-    lines = NotesFile(path).lines()
-    print(f"notes of {root}: {path}")
+    notes = NotesFile(path)
+    if restore or forget:
+        done = notes.restore() if restore else notes.forget_missing()
+        what = "restored" if restore else "forgotten (no longer counted as memsift's)"
+        print(f"{len(done)} of memsift's lines {what}" + "".join(f"\n  + {escaped(line)}" for line in done))
+    lines = notes.lines()
+    print(f"notes of {root}: {escaped(str(path))}")
     if not any(line.strip() for line in lines):
         print("  (none yet)")
     for number, line in enumerate(lines, start=1):
         if line.strip():
-            print(f"  {number:>3}  {line}")
+            print(f"  {number:>3}  {escaped(line)}")
     return 0
+
+
+# C0 and C1 controls and DEL, bidirectional overrides and isolates (they reorder what a terminal
+# shows), and bytes that were not UTF-8 (read as lone surrogates).
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+
+
+def escaped(text: str) -> str:
+    """``text`` safe to print: each control character or undecodable byte as its escape.
+
+    >>> escaped("ok \\x1b[2J\\u202e and caf\\udce9")
+    'ok \\\\x1b[2J\\\\u202e and caf\\\\xe9'
+    """
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def print_search(query: str, folder: str | os.PathLike[str], *, limit: int = 5) -> int:
@@ -50,7 +82,9 @@ def print_search(query: str, folder: str | os.PathLike[str], *, limit: int = 5) 
     notebook = services.notebook
     where = f" ({notebook.path})" if isinstance(notebook, NotesFile) else ""
     print(f"notes{where}:")
-    _print_items(matching_notes(clean, notebook.items())[:limit], "no note shares a word with it")
+    config = services.config  # a million notes: their index's best matches, as recall narrows them
+    nearby = notebook.candidates(clean, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    _print_items(matching_notes(clean, nearby)[:limit], "no note shares a word with it")
     if services.store is not None:
         print(f"store ({services.store.name}):")
         passages, trouble = _search_store(services, clean, limit)
@@ -91,6 +125,6 @@ def _print_items(items: list[Item], none: str) -> None:
     if not items:
         print(f"  {none}")
     for item in items:
-        text = one_line(item.text)
+        text = escaped(one_line(item.text))
         shown = text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1].rstrip() + "…"
         print(f"  {item.source}  {shown}")

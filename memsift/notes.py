@@ -13,13 +13,16 @@ interleave lines and a crash never leaves half a file.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 from attrs import evolve
 
+from ._bounds import NOTE_CHARS
 from ._files import locked, read_regular, write_atomically
-from ._note_lines import is_note, split_lines
+from ._note_lines import is_note, readable, split_lines
 from .types import Edit, Exchange, Item
 
 
@@ -42,11 +45,6 @@ def exchange_id(exchange: Exchange) -> str:
 def one_line(text: str) -> str:
     """Fold a text onto one line: a note is one line, whatever was said."""
     return " ".join(text.split())
-
-
-def _readable(line: str) -> str:
-    """A line as it leaves the notes: an undecodable byte shows as U+FFFD, not a lone surrogate."""
-    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class NotesFile:
@@ -72,25 +70,28 @@ class NotesFile:
         Every note while the file has at most ``above`` lines; past that, the
         ``limit`` notes whose words best match the query's, from a full-text
         index kept beside the file (``_notes_index.py``), so that judging costs
-        the same at 300 notes or 30,000.
+        the same at 300 notes or a million. A file too big to be ``above``
+        short lines (one line of 50 MB) is read through the index too: the
+        message reads the index, not the file.
 
         >>> notes.candidates("why Stripe over Mollie?", limit=50, above=300)
         [Item(id='note-…', text='Payments: Stripe over Mollie…', origin='note', source='notes.md:412')]
         """
-        from ._notes_index import NotesIndex
+        from ._notes_index import INLINE_BYTES, NotesIndex
 
         with NotesIndex(self.path) as index:
-            if not index.exists():  # a small file is read whole, as it was, and gets no index
+            # A small file is read whole, as it was, and gets no index.
+            if not index.exists() and _size(self.path) <= above * NOTE_CHARS:
                 lines = self.lines()
                 if len(lines) <= above:
                     return self._items(enumerate(lines, start=1))
-            if index.sync() <= above:
-                return self.items()
+            if index.sync(inline_bytes=INLINE_BYTES) <= above:
+                return self._items(index.every())
             return self._items(index.search(query, limit=limit))
 
     def _items(self, numbered: Iterable[tuple[int, str]]) -> list[Item]:
         return [Item(note_id(text), text, "note", f"{self.path.name}:{number}")
-                for number, line in numbered if is_note(line) and (text := _readable(line.strip()))]
+                for number, line in numbered if is_note(line) and (text := readable(line.strip()))]
 
     def append(self, lines: Sequence[str]) -> None:
         """Add lines at the end. A line the notes already hold word for word moves to the end
@@ -100,8 +101,7 @@ class NotesFile:
         if not new:
             return
         again = set(new)
-        with locked(self.path):
-            self._write([line for line in self.lines() if line not in again] + new)
+        self._update(lambda lines: ([line for line in lines if line not in again] + new, new, []))
 
     def apply(self, edits: Sequence[Edit]) -> list[Edit]:
         """Replace or remove the lines the edits name; every other line stays as it is.
@@ -113,16 +113,72 @@ class NotesFile:
         >>> notes.apply([Edit(2, "remove", old="Node 18 on the VPS")])  # line 1 went meanwhile
         [Edit(line=1, action='remove', text='', old='Node 18 on the VPS')]
         """
-        with locked(self.path):
-            lines = self.lines()
-            placed = place_edits(lines, edits)
-            if placed:
-                self._write(_edited(lines, placed))
+        placed: dict[int, Edit] = {}
+
+        def edited(lines: list[str]) -> Change | None:
+            placed.clear()
+            placed.update(place_edits(lines, edits))
+            if not placed:
+                return None
+            added = [one_line(e.text) for e in placed.values() if e.action == "replace" and e.text.strip()]
+            return _edited(lines, placed), added, [e.old for e in placed.values()]
+
+        self._update(edited)
         return list(placed.values())
 
-    def _write(self, lines: list[str]) -> None:
-        write_atomically(self.path, "".join(line + "\n" for line in lines))
-        self._index_in_step()
+    def restore(self) -> list[str]:
+        """Append again memsift's lines that another program's write removed (see ``missing``);
+        returns them. ``memsift notes --restore``."""
+        from ._notes_journal import NotesJournal
+
+        restored: list[str] = []
+
+        def again(lines: list[str]) -> Change | None:
+            restored[:] = NotesJournal(self.path).missing(lines)
+            return (lines + restored, restored, []) if restored else None
+
+        self._update(again)
+        return restored
+
+    def missing(self) -> list[str]:
+        """memsift's lines (the last it wrote, from its journal) that the notes no longer hold:
+        what an editor saving from an older copy dropped, or a user removed by hand."""
+        from ._notes_journal import NotesJournal
+
+        return NotesJournal(self.path).missing(self.lines())
+
+    def forget_missing(self) -> list[str]:
+        """Agree that the missing lines are gone: they are no longer counted as memsift's."""
+        from ._notes_journal import NotesJournal
+
+        with locked(self.path):
+            gone = self.missing()
+            NotesJournal(self.path).forget(gone)
+        return gone
+
+    def _update(self, change: Callable[[list[str]], Change | None]) -> None:
+        """Write ``change(lines)`` under the notes' lock, from the file as it is now.
+
+        Editors do not take memsift's lock: one that saves while memsift writes
+        would lose its lines to memsift's rename, or memsift's to its own. So the
+        file is read again, and the change made again, when it differs, just
+        before the rename, from the file read (``WRITE_TRIES`` times at most).
+        """
+        from ._notes_journal import NotesJournal
+
+        with locked(self.path):
+            for _ in range(WRITE_TRIES):
+                before = _identity(self.path)
+                made = change(self.lines())
+                if made is None:
+                    return
+                lines, added, removed = made
+                if write_atomically(self.path, "".join(line + "\n" for line in lines),
+                                    unchanged=partial(_is_still, self.path, before)):
+                    NotesJournal(self.path).record(added=added, removed=removed)
+                    self._index_in_step()
+                    return
+        raise OSError(f"{self.path} changed on every one of {WRITE_TRIES} writes: written by another program")
 
     def _index_in_step(self) -> None:
         """Once the notes are narrowed, whoever writes them syncs their index (retain runs off
@@ -137,6 +193,30 @@ class NotesFile:
                 # (its store sync would not run); the next recall syncs it.
                 with contextlib.suppress(sqlite3.Error, OSError):
                     index.sync()
+
+
+WRITE_TRIES = 5
+Change = tuple[list[str], list[str], list[str]]  # the notes' new lines; memsift's lines added, removed
+
+
+def _identity(path: Path) -> tuple[int, int, int, int, int] | None:
+    """What changes when any program writes the file or renames another over it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _is_still(path: Path, identity: tuple[int, int, int, int, int] | None) -> bool:
+    return _identity(path) == identity
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def place_edits(lines: Sequence[str], edits: Sequence[Edit]) -> dict[int, Edit]:

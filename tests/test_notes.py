@@ -189,7 +189,7 @@ def test_no_temporary_file_is_left_behind(tmp_path):
     notes.append(["one"])
     notes.apply([Edit(1, "replace", "two", old="one")])
 
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md", "notes.md.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.journal.json", "notes.md", "notes.md.lock"]
 
 
 # Lines a notes file holds: any text but a newline; a few common ones, so lines repeat and

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -255,3 +256,96 @@ def test_split_lines_is_how_the_notes_file_reads_lines(tmp_path):
     path.write_bytes(b"a\x0cb\nc\r\n\nlast")
 
     assert NotesFile(path).lines() == split_lines("a\x0cb\nc\r\n\nlast") == ["a\x0cb", "c\r", "", "last"]
+
+
+def test_an_edit_in_place_long_after_the_index_keeping_size_and_mtime_is_seen(tmp_path, open_index, monkeypatch):
+    """Not racy any more (as a file indexed long after its last write): the ctime still tells."""
+    monkeypatch.setattr(notes_index, "RACY_NS", 0)
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER[:3])
+    index = open_index(notes.path)
+    index.sync()
+    before = os.stat(notes.path)
+
+    with open(notes.path, "r+", encoding="utf-8") as file:  # the same inode and size
+        file.write(notes.path.read_text(encoding="utf-8").replace("worker1 ", "worker9 "))
+    os.utime(notes.path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the mtime set back, as `touch -r` does
+
+    assert (os.stat(notes.path).st_size, os.stat(notes.path).st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert index.sync() == 3 and indexed(index) == first_numbers(notes)
+    assert [text for _, text in index.search("worker9", limit=5)] == [FILLER[1].replace("worker1 ", "worker9 ")]
+
+
+LONG_LINE = "why Stripe over Mollie payments " * 2_000  # 64,000 characters, every word of the question
+
+
+@pytest.mark.parametrize("above", [300, 0], ids=["read whole", "narrowed"])
+def test_a_line_past_the_note_cap_is_never_a_note_to_judge(tmp_path, above):
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append([*FILLER[:5], LONG_LINE, ANSWER])
+
+    found = notes.candidates("why Stripe over Mollie for payments?", limit=50, above=above)
+
+    assert ANSWER in [item.text for item in found]
+    assert all(len(item.text) <= len(ANSWER) for item in found)
+    assert notes.lines()[5] == LONG_LINE.strip()  # the file keeps it, byte for byte
+    assert all("Mollie payments why" not in item.text for item in notes.items())
+
+
+def test_a_file_too_big_for_its_few_lines_is_read_through_the_index(tmp_path, monkeypatch):
+    """Five lines and one of 5 MB: the message reads the index, which holds no long line."""
+    monkeypatch.setattr(notes_index, "INLINE_BYTES", 10_000_000)  # indexed here, not by a detached process
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append([*FILLER[:5], "x" * 5_000_000, ANSWER])
+
+    found = notes.candidates("why Stripe over Mollie?", limit=50, above=300)
+
+    assert [item.text for item in found] == [*FILLER[:5], ANSWER]
+    assert len(indexed(NotesIndex(notes.path))) == 6
+
+
+def test_a_byte_that_is_not_utf8_in_a_narrowed_file_is_indexed_as_u_fffd(tmp_path):
+    """Issue 17: one such byte in notes of more than 300 lines failed every retain's novel stage."""
+    path = tmp_path / "notes.md"
+    path.write_bytes(b"".join(f"{line}\n".encode() for line in FILLER[:10]) + b"decision: caf\xe9 Mollie au lait\n")
+
+    found = NotesFile(path).candidates("Mollie", limit=5, above=3)
+
+    assert [item.text for item in found] == ["decision: caf\ufffd Mollie au lait"]
+    assert path.read_bytes().endswith(b"caf\xe9 Mollie au lait\n")  # the file is not rewritten
+
+
+def test_a_word_in_most_lines_does_not_crowd_out_a_rare_one(tmp_path):
+    """BM25 ranks every line that matches: past ``COMMON`` lines, a common word is left out."""
+    lines = [f"incident: the worker{n} went over its heap" for n in range(notes_index.COMMON + 200)]
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append([*lines[:600], ANSWER, *lines[600:]])
+
+    found = notes.candidates("why did the worker go over to Mollie?", limit=5, above=0)
+
+    assert [item.text for item in found] == [ANSWER]
+
+
+def test_a_big_file_changed_by_hand_is_indexed_by_a_detached_process(tmp_path, monkeypatch):
+    """The message reads the index as it was and goes on; a process of its own brings it in step."""
+    monkeypatch.setattr(notes_index, "INLINE_BYTES", 1_000)
+    notes = NotesFile(tmp_path / "notes.md")
+    notes.append(FILLER)
+    with NotesIndex(notes.path) as index:
+        index.sync()  # as retain leaves it, once it wrote
+    assert notes.candidates("worker1 queue1", limit=1, above=0)[0].text == FILLER[1]
+    notes.path.write_text("\n".join([*FILLER, ANSWER]) + "\n", encoding="utf-8")  # an editor's save
+
+    found = notes.candidates("why Stripe over Mollie?", limit=3, above=0)
+
+    assert ANSWER not in [item.text for item in found]  # not yet: the index was read as it was
+    index = NotesIndex(notes.path)
+    try:
+        for _ in range(600):  # the detached process, on a busy machine
+            if ANSWER in indexed(index):
+                break
+            time.sleep(0.1)
+        assert indexed(index) == first_numbers(notes)
+    finally:
+        index.close()
+    assert [item.text for item in notes.candidates("why Stripe over Mollie?", limit=3, above=0)] == [ANSWER]
