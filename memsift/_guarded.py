@@ -64,6 +64,9 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     from .config import default_home, load_config
     from .services import open_services
 
+    if "\0" in os.fspath(project_root):  # no folder is named so: this path's memory is off, nobody else's
+        why = "the project's path holds a NUL byte, which no folder's path can"
+        return Opened(None, why, f"memory off for this folder: {why}")
     environ = os.environ if environ is None else environ
     health = Health(default_home(environ))
     try:
