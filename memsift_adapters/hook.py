@@ -75,6 +75,7 @@ def prompt(agent: Agent, payload: Payload) -> None:
     _required(payload, "cwd")
     if surely_quiet(text):
         _decided(agent, "UserPromptSubmit", payload, None)
+        _say("UserPromptSubmit", "", _quiet_news(payload))
         return  # what recall would conclude, without paying for it: most messages end here
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
@@ -97,7 +98,7 @@ def prompt(agent: Agent, payload: Payload) -> None:
         raise
     with contextlib.redirect_stdout(sys.stderr):
         result = recall(message, services)
-    _say("UserPromptSubmit", result.text, result.notice)
+    _say("UserPromptSubmit", result.text, result.notice or _keeping_news(services, message.session))
     _decided(agent, "UserPromptSubmit", payload, result)
 
 
@@ -123,11 +124,15 @@ def stop(agent: Agent, payload: Payload) -> None:
         raise BadInput("no answer in the payload or the transcript, nothing retained")
     if not _in_background():
         return
-    from memsift.pipeline import retain
+    from memsift._project import project_root
+    from memsift._spool import retain_or_wait
     from memsift.types import Exchange
 
-    services = _services(agent, payload)
-    result = retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
+    services = _detached(_services(agent, payload))
+    result = retain_or_wait(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services,
+                            project_root(payload["cwd"]))
+    if result is None:
+        return  # it waits in the spool, and the next prompt says so
     _decided(agent, "Stop", payload, result)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
         from memsift.model_reviser import revise_when_due
@@ -147,7 +152,9 @@ def session_start(agent: Agent, payload: Payload) -> None:
     from memsift.pipeline import health_news
 
     try:
-        notice = health_news(_services(agent, payload), _optional(payload, "session_id"))
+        services = _services(agent, payload)
+        session = _optional(payload, "session_id")
+        notice = health_news(services, session) or _keeping_news(services, session)
     except MemoryOff as off:
         notice = off.notice
     _say("SessionStart", "", notice)
@@ -158,9 +165,12 @@ def session_end(agent: Agent, payload: Payload) -> None:
     _required(payload, "cwd")
     if not _in_background():
         return
+    from memsift._spool import replay
     from memsift.stages.retain import flush
 
-    flush(_services(agent, payload), _optional(payload, "session_id"))
+    services = _detached(_services(agent, payload))
+    replay(services)  # what waited for the home, before the outbox it goes through drains
+    flush(services, _optional(payload, "session_id"))
 
 
 EVENTS: dict[str, Callable[[Agent, Payload], None]] = {
@@ -192,6 +202,38 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
     if with_loaded_files:  # paths only: the files are read if recall is about to add something
         services = evolve(services, loaded_files=agent.loaded_files(payload, root))
     return services
+
+
+def _detached(services: Services) -> Services:
+    """The services for work nobody listens to: what it sees is told at the session's next prompt."""
+    from attrs import evolve
+
+    return evolve(services, health=services.health.unheard()) if services.health is not None else services
+
+
+def _keeping_news(services: Services, session: str) -> str | None:
+    """The line about exchanges memsift cannot keep (a home full, read-only or shut), once per session."""
+    from memsift._spool import keeping_folders, keeping_news
+
+    return keeping_news(services.config.home, keeping_folders(services), session)
+
+
+def _quiet_news(payload: Payload) -> str | None:
+    """What a quiet message is told, without the services: a home that cannot keep exchanges, or
+    what the detached Stop found (memory off, a file set aside), once per session."""
+    from memsift._home import default_home, project_folder
+    from memsift._project import project_root
+    from memsift._spool import keeping_news
+
+    if "\0" in payload["cwd"]:
+        return None  # no folder: nothing to tell about it
+    home, session = default_home(os.environ), _optional(payload, "session_id")
+    notice = keeping_news(home, [project_folder(home, project_root(payload["cwd"]))], session)
+    if notice is None and os.path.exists(home / "health.json"):
+        from memsift._health import Health
+
+        notice = Health(home).news(session)
+    return notice
 
 
 def _decided(agent: Agent, event: str, payload: Payload, result: Recall | Retained | None) -> None:
