@@ -93,6 +93,7 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
     else:
         settings = _settings(config, sources)
         checks += _project_checks(config, root)
+        checks += _keeping_checks(config, root)
         checks += _service_checks(config, root, probe_timeout)
     checks += _hook_checks(environ, root)
     return Report(str(home), settings, tuple(checks), tuple(DecisionLog(home).last(last)))
@@ -121,6 +122,30 @@ def _project_checks(config: Config, root: Path) -> list[Check]:
         checks.append(Check("project", "notes", FAIL, f"{notes} cannot be read: {exc}"))
     else:
         checks.append(Check("project", "notes", OK, f"{notes} ({len(lines)} notes)"))
+    return checks
+
+
+_WRITE_FIXES = {"no space left on device": "free space on its disk", "read-only file system": "remount it read-write"}
+
+
+def _keeping_checks(config: Config, root: Path) -> list[Check]:
+    """Whether memory's files are the user's own (``_trust.py``) and exchanges can be kept (``_spool.py``)."""
+    from ._spool import cannot_write, spool_folder, waiting
+    from ._trust import not_yours, untrusted_files
+
+    folder = config.project_dir(root)
+    foreign = [d for d in (not_yours(config.home / "config.toml"),) if d] + untrusted_files(config.home, folder)
+    checks = [Check("project", "not yours", FAIL, f"{d.reason}: memory is off for this project; fix: {d.fix}")
+              for d in foreign]
+    why = cannot_write(folder)
+    if why:
+        fix = _WRITE_FIXES.get(why, f"chmod u+w '{folder}'")
+        checks.append(Check("project", "writable", FAIL, f"{folder} cannot be written ({why}): exchanges wait "
+                                                         f"in {spool_folder(config.home)}; fix: {fix}"))
+    queued = waiting(config.home)
+    if queued:
+        checks.append(Check("project", "waiting", WARN, f"{len(queued)} exchanges wait in {queued[0].parent} for "
+                                                        "the home: the next retain keeps them once it can"))
     return checks
 
 

@@ -128,7 +128,7 @@ def stop(agent: Agent, payload: Payload) -> None:
     from memsift._spool import retain_or_wait
     from memsift.types import Exchange
 
-    services = _detached(_services(agent, payload))
+    services = _detached(_services(agent, payload, heard=False))
     result = retain_or_wait(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services,
                             project_root(payload["cwd"]))
     if result is None:
@@ -168,7 +168,7 @@ def session_end(agent: Agent, payload: Payload) -> None:
     from memsift._spool import replay
     from memsift.stages.retain import flush
 
-    services = _detached(_services(agent, payload))
+    services = _detached(_services(agent, payload, heard=False))
     replay(services)  # what waited for the home, before the outbox it goes through drains
     flush(services, _optional(payload, "session_id"))
 
@@ -188,15 +188,17 @@ def _agent(name: str) -> Agent | None:
     return AGENT
 
 
-def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False) -> Services:
-    """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load."""
+def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False, heard: bool = True) -> Services:
+    """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load.
+
+    ``heard=False`` for the detached work: why memory is off is then news for the next prompt."""
     from attrs import evolve
 
     from memsift._guarded import open_guarded
     from memsift._project import project_root
 
     root = project_root(_required(payload, "cwd"))
-    services, why, notice = open_guarded(root, _optional(payload, "session_id"))
+    services, why, notice = open_guarded(root, _optional(payload, "session_id") if heard else "")
     if services is None:
         raise MemoryOff(why, notice)
     if with_loaded_files:  # paths only: the files are read if recall is about to add something
