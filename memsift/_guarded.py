@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from .errors import MemsiftError
 from ._health import Health
-from ._trust import Distrust, not_yours, untrusted_files
+from ._trust import not_yours, untrusted_files
 from .pipeline import recall, retain
 from .services import Services
 from .types import Exchange, Message, Recall, Retained
@@ -83,20 +83,9 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
         why = str(exc) if isinstance(exc, MemsiftError) else f"{type(exc).__name__}: {exc}"
         health.broken(SETTINGS, why)
         return Opened(None, why, health.notice(SETTINGS, session))
-    broken = health.broken_names()
-    if SETTINGS in broken:
+    if SETTINGS in health.broken_names():
         health.succeeded(SETTINGS)
-    return _trusted(services, distrust, health, f"the project {os.fspath(project_root)}", session, broken)
-
-
-def _trusted(services: Services | None, distrust: list[Distrust], health: Health, name: str,
-             session: str, broken: set[str]) -> Opened:
-    """The services, unless a file of this project's memory is not the user's own: then memory is off
-    for this project only (its own entry in the health file), said once per session."""
-    if services is None:
-        why = f"{distrust[0].reason} (memsift doctor says how to fix it)"
-        health.broken(name, why)
-        return Opened(None, why, health.notice(name, session))
-    if name in broken:
-        health.succeeded(name)
+    if services is None:  # this project only: no entry in the health file, which every session reads
+        why = f"the project {os.fspath(project_root)}: {distrust[0].reason} (memsift doctor says how to fix it)"
+        return Opened(None, why, f"memory off: {why}; reminders are off")
     return Opened(services)

@@ -74,6 +74,13 @@ def spool_health(home: Path) -> dict:
 
 
 @pytest.fixture
+def shop(tmp_path: Path) -> tuple[Path, Path]:
+    """memsift's home (not made yet) and a project folder."""
+    (tmp_path / "shop").mkdir()
+    return tmp_path / "memsift-home", tmp_path / "shop"
+
+
+@pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 256 KiB tmpfs, as a small disk: it fills, and it can be remounted read-only."""
     if not ROOT or not shutil.which("mount"):
@@ -165,7 +172,8 @@ def test_a_read_only_home_still_recalls_and_says_once_that_it_cannot_keep(tmpfs,
     assert "systemMessage" not in json.loads(again.stdout)
 
 
-def test_a_project_folder_the_hook_may_not_write_keeps_the_exchange_waiting(home, project, tmp_path):
+def test_a_project_folder_the_hook_may_not_write_keeps_the_exchange_waiting(shop, tmp_path):
+    home, project = shop
     notes = kept_one_exchange(home, project, tmp_path)
     notes.path.parent.chmod(0o500)
     try:
@@ -182,19 +190,8 @@ def test_a_project_folder_the_hook_may_not_write_keeps_the_exchange_waiting(home
     assert wait_for(lambda: not waiting(home))
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "memsift-home"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "shop"
-    folder.mkdir()
-    return folder
-
-
-def test_a_store_failure_first_seen_by_the_detached_stop_reaches_the_next_prompt_once(home, project, tmp_path):
+def test_a_store_failure_first_seen_by_the_detached_stop_reaches_the_next_prompt_once(shop, tmp_path):
+    home, project = shop
     with socket.socket() as free:  # a port nothing listens on
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
@@ -230,7 +227,8 @@ def test_detached_work_tells_no_session_so_resumed_only_ever_follows_paused(tmp_
     assert heard.notice("Cognee at http://127.0.0.1:8000", "s1") is None  # once
 
 
-def test_a_cwd_with_a_nul_byte_turns_off_that_path_only(home, project):
+def test_a_cwd_with_a_nul_byte_turns_off_that_path_only(shop):
+    home, project = shop
     seed_notes(home, project, STRIPE_NOTE)
     bad = json.dumps({**prompt_payload("claude", project, STRIPE_QUESTION), "cwd": f"{project}\0x"}).encode()
 
