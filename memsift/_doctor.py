@@ -93,7 +93,7 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
     else:
         settings = _settings(config, sources)
         checks += _project_checks(config, root)
-        checks += _keeping_checks(config, root)
+        checks += _keeping_checks(config, root, environ)
         checks += _service_checks(config, root, probe_timeout)
     checks += _hook_checks(environ, root)
     return Report(str(home), settings, tuple(checks), tuple(DecisionLog(home).last(last)))
@@ -128,7 +128,7 @@ def _project_checks(config: Config, root: Path) -> list[Check]:
 _WRITE_FIXES = {"no space left on device": "free space on its disk", "read-only file system": "remount it read-write"}
 
 
-def _keeping_checks(config: Config, root: Path) -> list[Check]:
+def _keeping_checks(config: Config, root: Path, environ: Mapping[str, str]) -> list[Check]:
     """Whether memory's files are the user's own (``_trust.py``) and exchanges can be kept (``_spool.py``)."""
     from ._spool import cannot_write, spool_folder, waiting
     from ._trust import not_yours, untrusted_files
@@ -141,8 +141,8 @@ def _keeping_checks(config: Config, root: Path) -> list[Check]:
     if why:
         fix = _WRITE_FIXES.get(why, f"chmod u+w '{folder}'")
         checks.append(Check("project", "writable", FAIL, f"{folder} cannot be written ({why}): exchanges wait "
-                                                         f"in {spool_folder(config.home)}; fix: {fix}"))
-    queued = waiting(config.home)
+                                                         f"in {spool_folder(config.home, environ)}; fix: {fix}"))
+    queued = waiting(config.home, environ)
     if queued:
         checks.append(Check("project", "waiting", WARN, f"{len(queued)} exchanges wait in {queued[0].parent} for "
                                                         "the home: the next retain keeps them once it can"))

@@ -57,7 +57,7 @@ def spool_folder(home: Path, environ: Mapping[str, str] | None = None) -> Path:
     """Where exchanges wait for *home*: one folder per user and home, outside the home."""
     environ = os.environ if environ is None else environ
     base = next((value for name in ("XDG_RUNTIME_DIR", "TMPDIR")
-                 if os.path.isabs(value := environ.get(name, ""))), "/tmp")
+                 if os.path.isabs(value := environ.get(name, "")) and os.path.isdir(value)), "/tmp")
     return Path(base) / f"memsift-{os.getuid()}-{zlib.crc32(str(home).encode()):08x}"
 
 

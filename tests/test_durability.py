@@ -180,12 +180,18 @@ def test_a_project_folder_the_hook_may_not_write_keeps_the_exchange_waiting(shop
         stop(home, project, tmp_path, *QUEUE, *AS_A_USER)
         assert wait_for(lambda: waiting(home))
         first = told(prompt(home, project, "thanks!", *AS_A_USER))
+        doctor = subprocess.run([*AS_A_USER, *run_hook_command("prompt")[:2], "doctor", "--project", str(project)],
+                                capture_output=True, text=True, cwd=project, env=hook_env(home), timeout=120)
     finally:
         notes.path.parent.chmod(0o700)
     stop(home, project, tmp_path, "thanks, that works", "Glad it works.")
 
     assert first.endswith(f"{notes.path.parent} cannot be written (permission denied); "
                           "exchanges wait until it can (memsift doctor)")
+    assert doctor.returncode == 1
+    assert f"FAIL  writable    {notes.path.parent} cannot be written (permission denied)" in doctor.stdout
+    assert f"fix: chmod u+w '{notes.path.parent}'" in doctor.stdout
+    assert f"warn  waiting     1 exchanges wait in {spool_folder(home)}/waiting" in doctor.stdout
     assert wait_for(lambda: both_kept(notes)), notes.lines()
     assert wait_for(lambda: not waiting(home))
 
