@@ -189,7 +189,7 @@ def _recall(ns: argparse.Namespace) -> int:
     turns: list[Turn] = []
     if ns.conversation:
         try:
-            raw = json.loads(ns.conversation.read_text(encoding="utf-8"))
+            raw = json.loads(_read_conversation(ns.conversation))
             turns = [Turn(t["role"], t["text"]) for t in raw]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"memsift: cannot read the conversation from {ns.conversation}: {exc}", file=sys.stderr)
@@ -211,6 +211,19 @@ def _recall(ns: argparse.Namespace) -> int:
             f"{step.usage.usd:.6f} USD{'' if step.usage.calibrated else ', uncalibrated'}]")
         print(f"#  {step.stage:<9} {step.verdict}{score}{why}{cost} {step.elapsed * 1000:.2f} ms", file=sys.stderr)
     return 0
+
+
+CONVERSATION_BYTES = 4 * 1024 * 1024  # as much of a transcript as the hooks read
+
+
+def _read_conversation(path: Path) -> bytes:
+    """The file's bytes: a regular file (a FIFO would hang, ``/dev/zero`` never end) of bounded size."""
+    from ._files import read_regular
+
+    data = read_regular(path, CONVERSATION_BYTES + 1)
+    if len(data) > CONVERSATION_BYTES:
+        raise ValueError(f"it is larger than {CONVERSATION_BYTES >> 20} MiB")
+    return data
 
 
 def _retain(ns: argparse.Namespace) -> int:

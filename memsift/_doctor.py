@@ -93,6 +93,7 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
     else:
         settings = _settings(config, sources)
         checks += _project_checks(config, root)
+        checks += _keeping_checks(config, root, environ)
         checks += _service_checks(config, root, probe_timeout)
     checks += _hook_checks(environ, root)
     return Report(str(home), settings, tuple(checks), tuple(DecisionLog(home).last(last)))
@@ -141,6 +142,30 @@ def _missing_lines_check(notes: Path, shown: int = 3) -> list[Check]:
                   f"{len(missing)} of memsift's lines are gone from the notes, e.g. {listed} (an editor saving "
                   "from an older copy?); the store still holds their exchanges. `memsift notes --restore` puts "
                   "them back, `memsift notes --forget-missing` agrees they are gone")]
+
+
+_WRITE_FIXES = {"no space left on device": "free space on its disk", "read-only file system": "remount it read-write"}
+
+
+def _keeping_checks(config: Config, root: Path, environ: Mapping[str, str]) -> list[Check]:
+    """Whether memory's files are the user's own (``_trust.py``) and exchanges can be kept (``_spool.py``)."""
+    from ._spool import cannot_write, spool_folder, waiting
+    from ._trust import not_yours, untrusted_files
+
+    folder = config.project_dir(root)
+    foreign = [d for d in (not_yours(config.home / "config.toml"),) if d] + untrusted_files(config.home, folder)
+    checks = [Check("project", "not yours", FAIL, f"{d.reason}: memory is off for this project; fix: {d.fix}")
+              for d in foreign]
+    why = cannot_write(folder)
+    if why:
+        fix = _WRITE_FIXES.get(why, f"chmod u+w '{folder}'")
+        checks.append(Check("project", "writable", FAIL, f"{folder} cannot be written ({why}): exchanges wait "
+                                                         f"in {spool_folder(config.home, environ)}; fix: {fix}"))
+    queued = waiting(config.home, environ)
+    if queued:
+        checks.append(Check("project", "waiting", WARN, f"{len(queued)} exchanges wait in {queued[0].parent} for "
+                                                        "the home: the next retain keeps them once it can"))
+    return checks
 
 
 # -- the services ---------------------------------------------------------------------

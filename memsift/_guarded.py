@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from .errors import MemsiftError
 from ._health import Health
+from ._trust import not_yours, untrusted_files
 from .pipeline import recall, retain
 from .services import Services
 from .types import Exchange, Message, Recall, Retained
@@ -64,14 +65,27 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     from .config import default_home, load_config
     from .services import open_services
 
+    if "\0" in os.fspath(project_root):  # no folder is named so: this path's memory is off, nobody else's
+        why = "the project's path holds a NUL byte, which no folder's path can"
+        return Opened(None, why, f"memory off for this folder: {why}")
     environ = os.environ if environ is None else environ
-    health = Health(default_home(environ))
+    home = default_home(environ)
+    foreign = not_yours(home) or not_yours(home / "config.toml")
+    if foreign is not None:  # nothing in it is read or written, not even the health file: said every time
+        why = f"{foreign.reason} (memsift doctor says how to fix it)"
+        return Opened(None, why, f"memory off: {why}; reminders are off")
+    health = Health(home)
     try:
-        services = open_services(load_config(environ), project_root)
+        config = load_config(environ)
+        distrust = untrusted_files(home, config.project_dir(project_root))
+        services = None if distrust else open_services(config, project_root)
     except Exception as exc:  # a settings error above all; whatever it is, memory is off: say so
         why = str(exc) if isinstance(exc, MemsiftError) else f"{type(exc).__name__}: {exc}"
         health.broken(SETTINGS, why)
         return Opened(None, why, health.notice(SETTINGS, session))
     if SETTINGS in health.broken_names():
         health.succeeded(SETTINGS)
+    if services is None:  # this project only: no entry in the health file, which every session reads
+        why = f"the project {os.fspath(project_root)}: {distrust[0].reason} (memsift doctor says how to fix it)"
+        return Opened(None, why, f"memory off: {why}; reminders are off")
     return Opened(services)

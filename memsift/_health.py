@@ -34,6 +34,7 @@ one extra probe, never a wrong state for long.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import re
@@ -74,10 +75,20 @@ class Health:
     """The breakers of the remote services, one per service name."""
 
     def __init__(self, home: pathlib.Path, *, cooldown: float = 30.0,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, listening: bool = True) -> None:
         self.path = pathlib.Path(home) / FILE_NAME
         self.cooldown = cooldown
         self.clock = clock
+        self.listening = listening  # False in a detached process: what it sees is news for the next prompt
+
+    def unheard(self) -> Health:
+        """The same file, for a process nobody listens to (the detached Stop and SessionEnd work):
+        it records what it sees, and tells no session, so the session's next prompt does.
+
+        >>> Health(home).unheard().notice("Cognee at http://127.0.0.1:8011", session="s1") is None
+        True
+        """
+        return Health(self.path.parent, cooldown=self.cooldown, clock=self.clock, listening=False)
 
     def allows(self, service: str) -> bool:
         """True when *service* may be called: closed, or open past its cool-down (a probe)."""
@@ -142,7 +153,7 @@ class Health:
 
     def notice(self, service: str, session: str) -> str | None:
         """The line to show the agent about *service*, once per session and state."""
-        state = self._read().get(service)
+        state = self._read().get(service) if self.listening else None
         if state is None:
             return None
         heard = state["told"].get(session)  # [since, open] of the last state told, or None
@@ -157,6 +168,8 @@ class Health:
             **s, "told": _remember(s["told"], session, [s["since"], s["open"]])})
         if event:
             return f"memory: {service} {state['reason']}"
+        if state["kind"] == "unkept":  # exchanges cannot be written where memsift keeps them
+            return unkept_line(service, state["reason"], state["open"])
         if state["kind"] == "broken":
             if state["open"]:
                 return f"memory off: {service}: {state['reason']}; reminders are off"
@@ -182,14 +195,24 @@ class Health:
             services = {str(self.path.name): {**_CLOSED, "since": self.clock(), "kind": "event",
                                                "reason": f"was damaged: set aside as {aside.name} "
                                                          "and started afresh"}}
-            write_atomically(self.path, json.dumps(services))
+            self._write(services)
         return services
 
     def _update(self, service: str,
                 change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         services = self._read()
         services[service] = change(services.get(service, _CLOSED))
-        write_atomically(self.path, json.dumps(services))
+        self._write(services)
+
+    def _write(self, services: dict[str, dict[str, Any]]) -> None:
+        with contextlib.suppress(OSError):  # a home that cannot be written: the notice is said again (_spool.py)
+            write_atomically(self.path, json.dumps(services))
+
+
+def unkept_line(service: str, reason: str, is_open: bool) -> str:
+    """The notice of an entry ``failed(..., kind="unkept")`` opened: exchanges cannot be kept."""
+    return f"memory not kept: {service}: {reason}" if is_open else \
+        f"memory kept again: {service} can be written; nothing waits"
 
 
 def _valid(data: object) -> dict[str, dict[str, Any]] | None:

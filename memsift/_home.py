@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -30,3 +31,14 @@ def default_home(environ: Mapping[str, str]) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("memsift", appauthor=False))
+
+
+def project_folder(home: Path, root: str | os.PathLike[str]) -> Path:
+    """The folder of one project's notes and embedded store: ``Config.project_dir``, without attrs.
+
+    >>> project_folder(Path("/tmp/m"), "/src/shop")
+    PosixPath('/tmp/m/projects/shop-a2b65832')
+    """
+    resolved = Path(root).resolve()
+    digest = f"{zlib.crc32(str(resolved).encode()):08x}"  # zlib: hashlib costs an import here
+    return home / "projects" / f"{resolved.name or 'root'}-{digest}"

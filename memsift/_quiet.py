@@ -22,6 +22,7 @@ from typing import Any
 
 from ._home import default_home
 from ._kinds import SEARCH_THRESHOLD, Kind
+from ._trust import not_yours
 
 
 def surely_quiet(text: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -50,14 +51,17 @@ def searching_probability(text: str) -> float:
 
 def _embedded_threshold(environ: Mapping[str, str]) -> float | None:
     """``search_threshold`` when every question goes to the embedded decider and the store is the
-    embedded one; None otherwise, or when a setting does not read (the pipeline then runs, and
-    says what is wrong).
+    embedded one; None otherwise, or when a setting does not read or the home is not the user's
+    own (the pipeline then runs, and says what is wrong).
 
     As ``load_config`` reads it: the default, then ``config.toml`` (its ``[embedded]`` table over
     its top level), then ``MEMSIFT_SEARCH_THRESHOLD``.
     """
     settings: dict[str, Any] = {}
-    config_file = default_home(environ) / "config.toml"
+    home = default_home(environ)
+    config_file = home / "config.toml"
+    if not_yours(home) or not_yours(config_file):
+        return None  # someone else's: the pipeline says so, and reads nothing of it
     if config_file.is_file():
         import tomllib
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from attrs import evolve, fields, frozen
 
 from .errors import ConfigurationError
 from ._home import default_home as default_home
+from ._home import project_folder
 from ._kinds import SEARCH_THRESHOLD
 
 
@@ -86,9 +86,7 @@ class Config:
 
     def project_dir(self, root: str | os.PathLike[str]) -> Path:
         """The folder holding one project's notes and embedded store."""
-        resolved = Path(root).resolve()
-        digest = f"{zlib.crc32(str(resolved).encode()):08x}"  # zlib: hashlib costs an import here
-        return self.home / "projects" / f"{resolved.name or 'root'}-{digest}"
+        return project_folder(self.home, root)
 
 
 # Environment variable -> field; every field but ``home`` can be set this way.

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -77,7 +78,8 @@ class SessionLog:
         if not session:
             return
         path = self._path(session)
-        with locked(path):  # two hooks of one session finishing together must not lose ids
+        # A home that cannot be written (full, read-only): the items are still given, maybe twice.
+        with contextlib.suppress(OSError), locked(path):  # two hooks of one session must not lose ids
             write_atomically(path, json.dumps(sorted(self.given(session) | set(ids))))
 
 

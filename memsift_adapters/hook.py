@@ -75,6 +75,7 @@ def prompt(agent: Agent, payload: Payload) -> None:
     _required(payload, "cwd")
     if surely_quiet(text):
         _decided(agent, "UserPromptSubmit", payload, None)
+        _say("UserPromptSubmit", "", _quiet_news(payload))
         return  # what recall would conclude, without paying for it: most messages end here
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
@@ -89,7 +90,7 @@ def prompt(agent: Agent, payload: Payload) -> None:
         raise
     with contextlib.redirect_stdout(sys.stderr):
         result = recall(message, services)
-    _say("UserPromptSubmit", result.text, result.notice)
+    _say("UserPromptSubmit", result.text, result.notice or _keeping_news(services, message.session))
     _decided(agent, "UserPromptSubmit", payload, result)
 
 
@@ -103,10 +104,13 @@ def stop(agent: Agent, payload: Payload) -> None:
     exchange = finished_exchange(agent, payload)
     if exchange is None or not _in_background():
         return
-    from memsift.pipeline import retain
+    from memsift._project import project_root
+    from memsift._spool import retain_or_wait
 
-    services = _services(agent, payload)
-    result = retain(exchange, services)
+    services = _detached(_services(agent, payload, heard=False))
+    result = retain_or_wait(exchange, services, project_root(payload["cwd"]))
+    if result is None:
+        return  # it waits in the spool, and the next prompt says so
     _decided(agent, "Stop", payload, result)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
         from memsift.model_reviser import revise_when_due
@@ -126,7 +130,9 @@ def session_start(agent: Agent, payload: Payload) -> None:
     from memsift.pipeline import health_news
 
     try:
-        notice = health_news(_services(agent, payload), _optional(payload, "session_id"))
+        services = _services(agent, payload)
+        session = _optional(payload, "session_id")
+        notice = health_news(services, session) or _keeping_news(services, session)
     except MemoryOff as off:
         notice = off.notice
     _say("SessionStart", "", notice)
@@ -137,9 +143,12 @@ def session_end(agent: Agent, payload: Payload) -> None:
     _required(payload, "cwd")
     if not _in_background():
         return
+    from memsift._spool import replay
     from memsift.stages.retain import flush
 
-    flush(_services(agent, payload), _optional(payload, "session_id"))
+    services = _detached(_services(agent, payload, heard=False))
+    replay(services)  # what waited for the home, before the outbox it goes through drains
+    flush(services, _optional(payload, "session_id"))
 
 
 EVENTS: dict[str, Callable[[Agent, Payload], None]] = {
@@ -157,20 +166,54 @@ def _agent(name: str) -> Agent | None:
     return AGENT
 
 
-def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False) -> Services:
-    """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load."""
+def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False, heard: bool = True) -> Services:
+    """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load.
+
+    ``heard=False`` for the detached work: why memory is off is then news for the next prompt."""
     from attrs import evolve
 
     from memsift._guarded import open_guarded
     from memsift._project import project_root
 
     root = project_root(_required(payload, "cwd"))
-    services, why, notice = open_guarded(root, _optional(payload, "session_id"))
+    services, why, notice = open_guarded(root, _optional(payload, "session_id") if heard else "")
     if services is None:
         raise MemoryOff(why, notice)
     if with_loaded_files:  # paths only: the files are read if recall is about to add something
         services = evolve(services, loaded_files=agent.loaded_files(payload, root))
     return services
+
+
+def _detached(services: Services) -> Services:
+    """The services for work nobody listens to: what it sees is told at the session's next prompt."""
+    from attrs import evolve
+
+    return evolve(services, health=services.health.unheard()) if services.health is not None else services
+
+
+def _keeping_news(services: Services, session: str) -> str | None:
+    """The line about exchanges memsift cannot keep (a home full, read-only or shut), once per session."""
+    from memsift._spool import keeping_folders, keeping_news
+
+    return keeping_news(services.config.home, keeping_folders(services), session)
+
+
+def _quiet_news(payload: Payload) -> str | None:
+    """What a quiet message is told, without the services: a home that cannot keep exchanges, or
+    what the detached Stop found (memory off, a file set aside), once per session."""
+    from memsift._home import default_home, project_folder
+    from memsift._project import project_root
+    from memsift._spool import keeping_news
+
+    if "\0" in payload["cwd"]:
+        return None  # no folder: nothing to tell about it
+    home, session = default_home(os.environ), _optional(payload, "session_id")
+    notice = keeping_news(home, [project_folder(home, project_root(payload["cwd"]))], session)
+    if notice is None and os.path.exists(home / "health.json"):
+        from memsift._health import Health
+
+        notice = Health(home).news(session)
+    return notice
 
 
 def _decided(agent: Agent, event: str, payload: Payload, result: Recall | Retained | None) -> None:

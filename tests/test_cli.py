@@ -92,6 +92,29 @@ def test_recall_with_a_bad_conversation_file_says_so_and_exits_2(memsift_home, p
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder", "too large"])
+def test_recall_refuses_a_conversation_that_is_no_regular_file_or_too_large(memsift_home, project, tmp_path, kind):
+    """A FIFO with no writer would hang it, /dev/zero would fill the memory: neither is read."""
+    conversation = tmp_path / "conversation.json"
+    if kind == "fifo":
+        os.mkfifo(conversation)
+    elif kind == "device":
+        conversation = Path("/dev/zero")
+    elif kind == "folder":
+        conversation.mkdir()
+    else:
+        turn = json.dumps({"role": "user", "text": "x" * 1000})
+        conversation.write_text("[" + ", ".join([turn] * 4200) + "]")  # a valid list past 4 MiB
+
+    done = memsift("recall", "--conversation", str(conversation), stdin="why Caddy?",
+                   home=memsift_home, cwd=project)
+
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert f"memsift: cannot read the conversation from {conversation}: " in done.stderr
+    assert ("larger than 4 MiB" if kind == "too large" else "is not a regular file") in done.stderr
+
+
 def test_retain_prints_the_result_and_writes_the_note(memsift_home, project):
     done = memsift("retain", "--project", str(project), stdin=json.dumps(INCIDENT), home=memsift_home,
                    cwd=project)

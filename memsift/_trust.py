@@ -1,0 +1,61 @@
+"""Files memsift trusts are the user's own: what it reads as memory, no one else could have written.
+
+memsift's home, a project's folder, its notes (and the file a notes link
+points to), its notes index and its embedded store are used only when the
+user owns them and neither their group nor others may write them. Anything
+else could hold a note someone planted, to be injected into the agent's
+context as memory, or a link that would have memsift append to a file that
+is not memory at all (an ``authorized_keys``). Then memory is off for that
+project, and the line says why; ``memsift doctor`` says how to fix it.
+
+    >>> [d.reason for d in untrusted_files(home, project_folder(home, "/src/shop"))]
+    ['/home/u/.local/share/memsift/projects/shop-1a2b3c4d/notes.md can be written by others (mode 0o666)']
+
+A few ``lstat`` calls: the prompt hook pays for the home's only.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import NamedTuple
+
+# The files of a project's folder that hold memory: a planted one would be injected, or written to.
+MEMORY_FILES = ("notes.md", "notes.index.sqlite", "store.sqlite")
+
+
+class Distrust(NamedTuple):
+    """Why a path is not the user's own, and the command that makes it so."""
+
+    reason: str
+    fix: str
+
+
+def not_yours(path: Path) -> Distrust | None:
+    """Why *path* is not the user's own (it, or the file a link at it points to); None when it is,
+    or is missing."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None  # missing (memsift makes it when needed), or unreadable: reading it says so
+    if stat.S_ISLNK(info.st_mode):
+        target = not_yours(Path(os.path.realpath(path)))
+        if target is None:
+            return None
+        return Distrust(f"{path} is a link to a file not yours: {target.reason}",
+                        f"replace the link {path} with a file of yours")
+    if info.st_uid != os.getuid():
+        return Distrust(f"{path} is owned by uid {info.st_uid}, not by you (uid {os.getuid()})",
+                        f"chown {os.getuid()} '{path}' (once you trust what it holds)")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "others" if info.st_mode & stat.S_IWOTH else "its group"
+        return Distrust(f"{path} can be written by {who} (mode {oct(stat.S_IMODE(info.st_mode))})",
+                        f"chmod go-w '{path}'")
+    return None
+
+
+def untrusted_files(home: Path, project: Path) -> list[Distrust]:
+    """What is not the user's own of the home, the project's folder and its memory files."""
+    paths = [home, home / "projects", project, *(project / name for name in MEMORY_FILES)]
+    return [why for path in paths if (why := not_yours(path))]
