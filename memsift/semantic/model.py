@@ -84,9 +84,9 @@ class EmbeddingModel:
         One thread by default: the agent and its tools run beside it on the same cores.
         """
         model_file, tokenizer_file, name = model_files(folder)
-        try:
-            import onnxruntime
-            import tokenizers
+        try:  # no type hints ship with either; a user's checker must not trip over them
+            import onnxruntime  # type: ignore[import-untyped,import-not-found,unused-ignore]
+            import tokenizers  # type: ignore[import-untyped,import-not-found,unused-ignore]
         except ImportError as exc:
             raise ConfigurationError("the semantic judge needs the [semantic] extra: "
                                      f"pip install 'memsift[semantic]' ({exc})") from exc
