@@ -608,6 +608,36 @@ def test_the_users_own_instruction_file_counts_too(agent, home, project, tmp_pat
     assert result.stdout == b""
 
 
+# The agents' own memories, where each keeps them (hooks.md, peers.md): Claude Code's auto memory beside
+# the session's transcript (MEMORY.md and its topic files), Codex's under $CODEX_HOME/memories.
+AGENT_MEMORIES = {"claude": ["memory/MEMORY.md", "memory/payments.md"],
+                  "codex": ["memories/memory_summary.md", "memories/MEMORY.md"]}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_note_the_agents_own_memory_holds_is_not_added(agent, which, home, project, tmp_path):
+    seed_notes(home, project, STRIPE_NOTE)
+    user_home = tmp_path / "user"
+    if agent == "claude":  # ~/.claude/projects/<encoded cwd>/<session>.jsonl, memory/ beside it
+        (user_home / ".claude" / "projects" / "-shop").mkdir(parents=True)
+        transcript = claude_transcript(user_home / ".claude" / "projects" / "-shop" / "s.jsonl", [])
+        base = transcript.parent
+    else:
+        transcript, base = None, user_home / ".codex"
+    payload = prompt_payload(agent, project, STRIPE_QUESTION, transcript, session="before")
+    assert json.loads(run_hook(agent, "prompt", payload, home, project, HOME=str(user_home)).stdout)
+    memory = base / AGENT_MEMORIES[agent][which]
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_text(f"# Payments\n\n- {STRIPE_NOTE}\n")
+
+    result = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, transcript), home, project,
+                      HOME=str(user_home))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+
+
 def test_an_unrelated_instruction_file_takes_nothing_away(home, project):
     seed_notes(home, project, STRIPE_NOTE)
     (project / "CLAUDE.md").write_text("- Run the tests with `make test`.\n- Prefer small commits.\n")
