@@ -18,6 +18,7 @@ only Claude Code is checked for staying on the machine.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -94,3 +95,40 @@ def test_the_plugin_alone_or_beside_install_adds_one_reminder_and_keeps_one_line
         assert row["status"] == "warn" and row["detail"].startswith(f"{agent}: install and plugin: 2 of them"), row
     if agent == "claude-code":
         assert connects == [], connects
+
+
+@pytest.mark.slow  # pipx builds memsift and installs its dependencies into a venv of its own: about 90 s
+def test_pipx_install_from_a_fresh_clone_then_memsift_install(agents: Agents, tmp_path: Path) -> None:
+    """README's other route: ``pipx install .`` from a clone puts memsift on the PATH; ``memsift install``
+    from there writes hooks and a skill naming pipx's venv by absolute path. The clone is of the
+    repository's last commit, as a user's would be."""
+    clone = tmp_path / "memsift"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    # pip's settings (the package index) as the user has them, and pip as pipx's backend: the uv it
+    # would pick up from the test venv reads none of them.
+    pipx_env = {**{k: v for k, v in os.environ.items() if k.startswith("PIP_")}, "PATH": "/usr/bin:/bin",
+                "PIPX_DEFAULT_BACKEND": "pip",
+                "HOME": str(tmp_path / "pipx-user"), "PIPX_HOME": str(tmp_path / "pipx"),
+                "PIPX_BIN_DIR": str(tmp_path / "bin")}
+    done = subprocess.run([sys.executable, "-m", "pipx", "install", str(clone)], env=pipx_env, timeout=900,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    memsift = tmp_path / "bin" / "memsift"
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    with FakeModel("anthropic") as model:
+        env = {**_environment("claude-code", tmp_path, model), "PATH": f"{memsift.parent}:/usr/bin:/bin"}
+        for args, stdin in ((["retain", "--project", str(repo)], json.dumps(SEED)), (["install", "claude-code"], "")):
+            ran = subprocess.run([str(memsift), *args], env=env, input=stdin, capture_output=True, text=True,
+                                 timeout=120)
+            assert ran.returncode == 0, ran.stderr
+        settings = (Path(env["HOME"]) / ".claude" / "settings.json").read_text()
+        skill = (Path(env["HOME"]) / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text()
+        _, hooks, output = _ask("claude-code", agents, env, repo, QUESTION, "")
+        [request] = model.turns()
+
+    venv = tmp_path / "pipx" / "venvs" / "memsift"
+    assert f"{venv}/bin/python {venv}/bin/memsift hook claude-code UserPromptSubmit" in settings
+    assert f"{venv}/bin/memsift search" in skill
+    assert "1536 MB" in since_prompt(request, QUESTION), output
+    assert all(outcome == "completed" for _, outcome in hooks), hooks
