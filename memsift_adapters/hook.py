@@ -182,11 +182,11 @@ def _first_call(agent: Agent, event: str, payload: Payload) -> bool:
     from memsift._home import default_home
     from memsift._once import first_call
 
-    if not _optional(payload, "session_id"):
-        return True
-    parts = [agent.name, event, *(_optional(payload, key) for key in _CALL_KEYS)]
-    if not (_optional(payload, "prompt_id") or _optional(payload, "turn_id")):
-        parts.append(_transcript_stamp(payload.get("transcript_path")))
+    turn = (_optional(payload, "prompt_id") or _optional(payload, "turn_id")
+            or _transcript_stamp(payload.get("transcript_path")))
+    if not (_optional(payload, "session_id") and turn):
+        return True  # nothing tells a second route's call from the user asking the same again: run
+    parts = [agent.name, event, *(_optional(payload, key) for key in _CALL_KEYS), turn]
     return first_call(default_home(os.environ), parts)
 
 
