@@ -460,9 +460,9 @@ def format_table(results: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f"  {label:<22}" + "".join(f"{cell(c) if c else '':>{width}}" for c in costs))
         blocks.append("\n".join(lines))
     loop = any("loop" in row for _, rows in sections for row in rows)
-    shown = [label for label, _ in _LINES + (_LOOP_LINES if loop else ()) + (_COST_LINES if spending else ())]
+    labels = [label for label, _ in _LINES + (_LOOP_LINES if loop else ()) + (_COST_LINES if spending else ())]
     blocks.append("\n".join(["what the lines count (docs/bench.md)"]
-                            + [f"  {label:<22}{_LEGEND[label]}" for label in shown]))
+                            + [f"  {label:<22}{_LEGEND[label]}" for label in labels]))
     return "\n\n".join(blocks)
 
 
