@@ -19,7 +19,23 @@ if TYPE_CHECKING:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:  # ``memsift doctor | head``: the reader left, which is not an error
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush does not fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _main(args: list[str]) -> int:
     if args[:1] == ["redact"]:  # its own small parser, and nothing else to import
         from .redact import main as redact_main
 
@@ -39,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemsiftError as exc:
         print(f"memsift: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        raise
     except Exception as exc:  # one line, never a traceback: a damaged file must not read like a crash
         print(f"memsift: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
         return 1
@@ -49,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="memsift", description="Sort a coding agent's memory: what to add to a message, what to keep.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"memsift {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
     bench = sub.add_parser("bench", help="replay scenarios: what memory added, beside adding on every message")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
@@ -33,7 +34,7 @@ from attrs import asdict, frozen
 from .config import Config, default_home, load_config, setting_sources
 from ._decisions import DecisionLog
 from .errors import MemsiftError
-from ._install import trust_entries
+from ._install import AGENTS, TIMEOUTS, trust_entries
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SECRET_NAMES = ("_key", "_password", "_token", "_secret")  # a setting named so is never printed
@@ -83,7 +84,7 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
     environ = os.environ if environ is None else environ
     home = default_home(environ)
     root = project_root(project)
-    checks: list[Check] = []
+    checks: list[Check] = _variable_checks(environ)
     settings: tuple[Setting, ...] = ()
     try:
         config = load_config(environ)
@@ -92,11 +93,40 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
         checks.append(Check("configuration", "config", FAIL, str(exc)))
     else:
         settings = _settings(config, sources)
-        checks += _project_checks(config, root)
-        checks += _keeping_checks(config, root, environ)
-        checks += _service_checks(config, root, probe_timeout)
+        checks += _as_checked_now(_project_checks(config, root) + _keeping_checks(config, root, environ)
+                                  + _service_checks(config, root, probe_timeout))
     checks += _hook_checks(environ, root)
     return Report(str(home), settings, tuple(checks), tuple(DecisionLog(home).last(last)))
+
+
+def _variable_checks(environ: Mapping[str, str]) -> list[Check]:
+    """``MEMSIFT_*`` variables that are no setting: a typo the settings never see, ignored."""
+    from .config import unknown_variables
+
+    unknown = unknown_variables(environ)
+    return [Check("configuration", "environment", WARN, unknown)] if unknown else []
+
+
+def _as_checked_now(checks: list[Check]) -> list[Check]:
+    """The last hook's verdicts ("memory off") beside what doctor just checked itself.
+
+    Settings that load now make a hook's "cannot read the settings" history; a stage's
+    failure stays a failure unless doctor's own checks of the files and services all pass.
+    """
+    from ._guarded import SETTINGS
+
+    fresh_fail = any(c.status == FAIL for c in checks if c.name != "memory off")
+    out = []
+    for check in checks:
+        if check.name == "memory off" and check.status == FAIL:
+            if check.detail.startswith(f"{SETTINGS}:"):
+                check = Check(check.section, check.name, INFO, f"{check.detail}; they load now (the next hook "
+                              "says memory back on)")
+            elif not fresh_fail:
+                check = Check(check.section, check.name, WARN, f"{check.detail}; the files and services doctor "
+                              "checks work now: the next message tries again")
+        out.append(check)
+    return out
 
 
 def _settings(config: Config, sources: Mapping[str, str]) -> tuple[Setting, ...]:
@@ -309,7 +339,66 @@ HOOK_ERRORS = "hooks.log"  # in memsift's home: where the hooks' detached work (
 
 
 def _hook_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
-    return _claude_checks(environ, root) + _codex_checks(environ, root) + _hook_errors(default_home(environ))
+    """Each agent's routes (install, plugin, both), what is wrong with them, and the detached hooks' errors.
+
+    An agent with no route is mentioned only when no agent has one, or (as ``info``) when its
+    folder exists: a Codex-only user hears nothing about Claude Code.
+    """
+    found = {"claude-code": _claude_checks(environ, root), "codex": _codex_checks(environ, root)}
+    anywhere = any(routes for _, routes in found.values())
+    checks: list[Check] = []
+    for agent, (rows, routes) in found.items():
+        if routes:
+            checks += [*rows, _route_check(agent, routes, environ)]
+            continue
+        checks += [row for row in rows if row.status != OK]  # a file that cannot be read, a misnamed command
+        if not anywhere:
+            checks.append(Check("hooks", agent, WARN, f"not installed ({_INSTALL[agent]})"))
+        elif _agent_folder(agent, environ).is_dir():
+            checks.append(Check("hooks", agent, INFO, f"no memsift hooks, if you use it: {_INSTALL[agent]}"))
+    return checks + _hook_errors(default_home(environ))
+
+
+_INSTALL = {"claude-code": "memsift install claude-code [--project DIR], or the plugin: docs/agents.md",
+            "codex": "memsift install codex [--project DIR] [--trust], or the plugin: docs/agents.md"}
+_PLUGIN_REMOVAL = {"claude-code": "claude plugin uninstall memsift@memsift",
+                   "codex": "codex plugin remove memsift@memsift"}
+
+
+@frozen
+class Route:
+    """One way memsift's hooks reach an agent: ``memsift install`` into a file, or the plugin."""
+
+    kind: str  # "install" | "plugin"
+    where: str
+    events: tuple[str, ...]
+
+
+def _route_check(agent: str, routes: list[Route], environ: Mapping[str, str]) -> Check:
+    """Which route is in use; a warning when two run the same hook, or a plugin finds no memsift."""
+    kinds = sorted({route.kind for route in routes})
+    used = " and ".join(kinds) if len(kinds) > 1 else kinds[0]
+    twice = sorted({event for event in TIMEOUTS if sum(event in route.events for route in routes) > 1})
+    if twice:
+        removal = (f"memsift uninstall {agent} or {_PLUGIN_REMOVAL[agent]}" if len(kinds) > 1
+                   else "memsift uninstall with the --project of one of them")
+        return Check("hooks", "route", WARN, f"{agent}: {used}: {len(routes)} of them run {', '.join(twice)} "
+                     f"({'; '.join(route.where for route in routes)}). memsift answers each call once, but "
+                     f"every hook starts twice: keep one ({removal})")
+    if "plugin" in kinds:
+        command = shutil.which("memsift", path=environ.get("PATH", os.defpath))
+        if command is None:
+            return Check("hooks", "route", WARN, f"{agent}: plugin: its hooks run the memsift on the PATH, and "
+                         "there is none on this one: memory is off (pipx install . from a clone of memsift)")
+        return Check("hooks", "route", OK, f"{agent}: plugin (its hooks run {command}, found on the PATH)")
+    return Check("hooks", "route", OK, f"{agent}: {used} ({routes[0].where})")
+
+
+def _agent_folder(agent: str, environ: Mapping[str, str]) -> Path:
+    home = Path(environ.get("HOME", "~")).expanduser()
+    if agent == "claude-code":
+        return Path(environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    return Path(environ.get("CODEX_HOME") or home / ".codex")
 
 
 def _hook_errors(home: Path, shown: int = 3) -> list[Check]:
@@ -329,11 +418,12 @@ def _hook_errors(home: Path, shown: int = 3) -> list[Check]:
                   f"{path}, last written {when}:" + "".join(f"\n              {line}" for line in lines))]
 
 
-def _claude_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
-    user_dir = Path(environ.get("CLAUDE_CONFIG_DIR") or Path(environ.get("HOME", "~")).expanduser() / ".claude")
+def _claude_checks(environ: Mapping[str, str], root: Path) -> tuple[list[Check], list[Route]]:
+    user_dir = _agent_folder("claude-code", environ)
     files = [("user", user_dir / "settings.json"), ("project", root / ".claude" / "settings.json"),
              ("project, local", root / ".claude" / "settings.local.json")]
-    checks, found = [], False
+    checks: list[Check] = []
+    routes: list[Route] = []
     for scope, path in files:
         try:
             settings = _json_object(path)
@@ -342,38 +432,38 @@ def _claude_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
         except (OSError, ValueError) as exc:
             checks.append(Check("hooks", "claude-code", WARN, f"{scope} settings {path} cannot be read: {exc}"))
             continue
-        events = sorted({event for event, _ in _memsift_handlers(_hooks_of(settings))})
+        checks += _misnamed_checks("claude-code", f"{scope} settings {path}", _hooks_of(settings))
+        events = sorted({event for event, _ in _memsift_handlers(_hooks_of(settings), "claude-code")})
         if events:
             checks.append(Check("hooks", "claude-code", _events_status(events),
                                 f"{scope} settings {path}: {', '.join(events)}{_missing(events)}"))
+            routes.append(Route("install", f"{scope} settings {path}", tuple(events)))
         plugins = settings.get("enabledPlugins")
         # The plugin brings the hooks itself: enabling it is installing them.
         enabled = [name for name, on in plugins.items() if name.startswith("memsift@") and on] \
             if isinstance(plugins, dict) else []
         if enabled:
             checks.append(Check("hooks", "claude-code", OK, f"{scope} settings {path}: plugin {enabled[0]} enabled"))
-        found = found or bool(events) or bool(enabled)
-    if not found:
-        checks.append(Check("hooks", "claude-code", WARN,
-                            "not installed (memsift install claude-code [--project DIR])"))
-    return checks
+            routes.append(Route("plugin", f"plugin {enabled[0]} in {scope} settings", tuple(TIMEOUTS)))
+    return checks, routes
 
 
-def _codex_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
-    codex_home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME", "~")).expanduser() / ".codex")
+def _codex_checks(environ: Mapping[str, str], root: Path) -> tuple[list[Check], list[Route]]:
+    codex_home = _agent_folder("codex", environ)
     user_config = codex_home / "config.toml"
     try:
         config = _toml(user_config)
     except FileNotFoundError:
         config = {}
     except (OSError, ValueError) as exc:
-        return [Check("hooks", "codex", WARN, f"{user_config} cannot be read: {exc}")]
+        return [Check("hooks", "codex", WARN, f"{user_config} cannot be read: {exc}")], []
     trusted = {key: entry.get("trusted_hash") for key, entry in
                config.get("hooks", {}).get("state", {}).items() if isinstance(entry, dict)}
     project_trusted = (config.get("projects", {}).get(str(root), {}).get("trust_level") == "trusted")
     sources = [("user", codex_home / "hooks.json"), ("user", user_config),
                ("project", root / ".codex" / "hooks.json"), ("project", root / ".codex" / "config.toml")]
-    checks, found = [], False
+    checks: list[Check] = []
+    routes: list[Route] = []
     for scope, path in sources:
         try:
             hooks = _hooks_of(_toml(path) if path.suffix == ".toml" else _json_object(path))
@@ -382,23 +472,43 @@ def _codex_checks(environ: Mapping[str, str], root: Path) -> list[Check]:
         except (OSError, ValueError) as exc:
             checks.append(Check("hooks", "codex", WARN, f"{scope} {path} cannot be read: {exc}"))
             continue
+        checks += _misnamed_checks("codex", f"{scope} {path}", hooks)
         check = _codex_file_check(f"{scope} {path}", path, hooks, trusted)
         if check is None:
             continue
-        found = True
+        routes.append(Route("install", f"{scope} {path}",
+                            tuple(sorted({event for event, _ in _memsift_handlers(hooks, "codex")}))))
         if check.status == OK and scope == "project" and not project_trusted:
             check = Check("hooks", "codex", WARN, f"{check.detail}; but the project {root} is not trusted "
                           "(Codex ignores its .codex/ folder: codex exec --trust, or trust it in the TUI)")
         checks.append(check)
-    if not found:
-        checks.append(Check("hooks", "codex", WARN, "not installed (memsift install codex [--project DIR] [--trust])"))
-    return checks
+    plugin = _codex_plugin_check(config, user_config)
+    if plugin is not None:
+        checks.append(plugin)
+        routes.append(Route("plugin", f"plugin in {user_config}", tuple(TIMEOUTS)))
+    return checks, routes
+
+
+def _codex_plugin_check(config: Mapping[str, Any], path: Path) -> Check | None:
+    """The memsift plugin, enabled in config.toml's ``[plugins."memsift@..."]``; None when it is not."""
+    plugins = config.get("plugins", {})
+    enabled = [name for name, entry in plugins.items() if name.startswith("memsift@")
+               and isinstance(entry, dict) and entry.get("enabled", True)] if isinstance(plugins, dict) else []
+    if not enabled:
+        return None
+    features = config.get("features", {})
+    if isinstance(features, dict) and features.get("plugins") is False:
+        return Check("hooks", "codex", WARN, f"{path}: plugin {enabled[0]} enabled, but [features] plugins = "
+                     "false: Codex loads no plugin (remove that line)")
+    # Codex keeps a plugin hook's trust under its own key, which doctor does not compute.
+    return Check("hooks", "codex", OK, f"{path}: plugin {enabled[0]} enabled (Codex runs its hooks once "
+                 "they are trusted in /hooks: docs/agents.md)")
 
 
 def _codex_file_check(where: str, path: Path, hooks: Mapping[str, Any],
                       trusted: Mapping[str, object]) -> Check | None:
     """memsift's hooks in one Codex file, and whether each is trusted; None when it has none."""
-    events = sorted({event for event, _ in _memsift_handlers(hooks)})
+    events = sorted({event for event, _ in _memsift_handlers(hooks, "codex")})
     if not events:
         return None
     untrusted = []
@@ -440,8 +550,15 @@ def _toml(path: Path) -> dict[str, Any]:
     return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
-def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(event, handler) of every hook that runs ``memsift hook``."""
+def _memsift_handlers(hooks: Mapping[str, Any], agent: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(event, handler) of every hook that runs ``memsift hook`` for *agent* and an event memsift knows."""
+    for event, handler, command in _memsift_commands(hooks):
+        if _command_problem(agent, command) is None:
+            yield event, handler
+
+
+def _memsift_commands(hooks: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """(event, handler, command) of every hook whose command runs ``memsift hook``."""
     for event, groups in hooks.items():
         if event == "state" or not isinstance(groups, list):
             continue  # Codex's config.toml keeps its trust entries under hooks.state
@@ -450,7 +567,31 @@ def _memsift_handlers(hooks: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[s
             for handler in handlers if isinstance(handlers, list) else []:
                 command = handler.get("command") if isinstance(handler, dict) else None
                 if isinstance(command, str) and _MEMSIFT_HOOK.search(command):
-                    yield event, handler
+                    yield event, handler, command
+
+
+_HOOK_ARGS = re.compile(r"\bhook\b((?:\s+[^\s|;&]+){0,2})")
+
+
+def _command_problem(agent: str, command: str) -> str | None:
+    """What is wrong with a ``memsift hook AGENT EVENT`` command in *agent*'s settings, or None."""
+    found = _HOOK_ARGS.search(command[_MEMSIFT_HOOK.search(command).start():])  # type: ignore[union-attr]
+    args = found.group(1).split() if found else []
+    if len(args) < 2:
+        return "names no agent and event"
+    if args[0] != agent:
+        return f"names {'the other agent' if args[0] in AGENTS else 'an unknown agent'} {args[0]!r}"
+    if args[1] not in TIMEOUTS:
+        return f"names an unknown event {args[1]!r}"
+    return None
+
+
+def _misnamed_checks(agent: str, where: str, hooks: Mapping[str, Any]) -> list[Check]:
+    """A hand-written ``memsift hook claude UserPromptSubmit``: the hook runs, and memory is off."""
+    return [Check("hooks", agent, WARN, f"{where}: {event} runs `{command}`, which {problem}: memory is off "
+                  f"there (write memsift hook {agent} {event if event in TIMEOUTS else 'EVENT'})")
+            for event, _, command in _memsift_commands(hooks)
+            if (problem := _command_problem(agent, command)) is not None]
 
 
 # -- the text report ------------------------------------------------------------------
@@ -471,17 +612,27 @@ def format_report(report: Report) -> str:
     always = {*_ALWAYS, *(url for service, url in _URLS.items() if service in services)}
     shown = [s for s in report.settings if s.source != "default" or s.name in always]
     width = max((len(s.name) for s in shown), default=0)
-    out += [f"  {s.name:<{width}}  {s.value:<28} {s.source}" for s in shown]
+    values = max((len(s.value) for s in shown), default=0)
+    out += [f"  {s.name:<{width}}  {s.value:<{values}}  {s.source}" for s in shown]
     if len(report.settings) > len(shown):
         out.append(f"  ({len(report.settings) - len(shown)} more at their defaults: memsift doctor --json lists them)")
+    names = max((len(check.name) for check in report.checks), default=0)
     for section in ("configuration", "project", "services", "hooks"):
         checks = [check for check in report.checks if check.section == section]
         if checks:
             out += ["", section] if section != "configuration" else []
-            out += [f"  {_MARK[c.status]}  {c.name:<11} {c.detail}" for c in checks]
+            out += [_check_line(c, names) for c in checks]
     out += ["", f"last decisions ({len(report.decisions)}, oldest first)"]
     out += [line for entry in report.decisions for line in _decision_lines(entry)] or ["  none yet"]
     return "\n".join(out)
+
+
+def _check_line(check: Check, names: int) -> str:
+    """One check, its name in a column *names* wide; a detail of several lines stays in its column."""
+    head, *more = check.detail.split("\n")
+    column = " " * (2 + 4 + 2 + names + 2)
+    return "".join([f"  {_MARK[check.status]}  {check.name:<{names}}  {head}",
+                    *(f"\n{column}{line.strip()}" for line in more)])
 
 
 def _decision_lines(entry: Mapping[str, Any]) -> list[str]:

@@ -66,9 +66,17 @@ def hook_command(agent: str, event: str) -> str:
     >>> hook_command("codex", "Stop")
     '/home/u/.venv/bin/python /home/u/.venv/bin/memsift hook codex Stop'
     """
+    return shlex.join([*memsift_command(), "hook", agent, event])
+
+
+def memsift_command() -> list[str]:
+    """This interpreter and the ``memsift`` script beside it (``-m memsift`` when not installed as a script).
+
+    >>> memsift_command()
+    ['/home/u/.venv/bin/python', '/home/u/.venv/bin/memsift']
+    """
     script = Path(sysconfig.get_path("scripts")) / "memsift"
-    program = [str(script)] if script.is_file() else ["-m", "memsift"]  # not installed as a script
-    return shlex.join([sys.executable, *program, "hook", agent, event])
+    return [sys.executable, *([str(script)] if script.is_file() else ["-m", "memsift"])]
 
 
 def settings_path(agent: str, *, home: Path, project: Path | None = None,
@@ -111,7 +119,7 @@ def install(agent: str, *, home: Path, memsift_home: Path, project: Path | None 
     changed = merged != settings
     record = Record(memsift_home, path)
     if changed:
-        after = _dump(merged)
+        after = _edited(before, merged)
         record.save_file(before, after, has_ours=_has_ours(settings), created=_first_missing(path.parent))
         _write(path, after)
     lines = [f"memsift hooks {'written to' if changed else 'already in'} {path}",
@@ -133,22 +141,40 @@ def uninstall(agent: str, *, home: Path, memsift_home: Path, project: Path | Non
         lines.append(_undo(Path(trust["path"]), trust, lambda text: _without_lines(text, trust["added"])))
     if skill := saved.get("skill"):  # before the settings: it may sit in a folder install created for them
         lines.append(_undo(Path(skill["path"]), skill, None))
-    lines.append(_undo(path, saved, lambda text: _dump(_without_ours(_parse(path, text)))))
+    lines.append(_undo(path, saved, lambda text: _edited(text, _without_ours(_parse(path, text)))))
     record.forget()
     return Outcome(path, tuple(line for line in lines if line))
 
 
-def _install_skill(path: Path, record: Record) -> str:
-    """Copy the skill that tells the agent to run ``memsift search`` (the plugins carry it too)."""
+def skill_text() -> str:
+    """The skill as install writes it: the plugins' own, naming the command by its absolute path.
+
+    The plugins' copy runs ``memsift search`` from the PATH; a venv install is
+    not on the PATH, so the copy install writes runs this very install's command.
+    """
     from importlib.resources import files
 
     text = files("memsift_adapters").joinpath("skills", SKILL, "SKILL.md").read_text(encoding="utf-8")
+    command = shlex.join(_skill_command())
+    return re.sub(r"(?<![\w/-])memsift (search|notes)\b", lambda m: f"{command} {m.group(1)}", text)
+
+
+def _skill_command() -> list[str]:
+    """What the skill runs: the console script by its path (its own shebang names the interpreter)."""
+    command = memsift_command()
+    return command[1:] if command[1:2] != ["-m"] else command
+
+
+def _install_skill(path: Path, record: Record) -> str:
+    """Copy the skill that tells the agent to run ``memsift search`` (the plugins carry it too)."""
+    text = skill_text()
     before = _read(path)
     if before == text:
         return f"the {SKILL} skill already in {path.parent}"
     record.save_part("skill", path, before, text)
     _write(path, text)
-    return f"the {SKILL} skill (run memsift search when the user refers to earlier work) written to {path.parent}"
+    return (f"the {SKILL} skill (run {shlex.join(_skill_command())} search when the user refers to earlier "
+            f"work) written to {path.parent}")
 
 
 # -- the settings file ---------------------------------------------------------------
@@ -174,6 +200,67 @@ def _parse(path: Path, text: str | None) -> Settings:
 
 def _dump(settings: Settings) -> str:
     return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def _edited(text: str | None, wanted: Settings) -> str:
+    """*text* turned into *wanted* by taking out memsift's hooks and appending the new ones, the rest
+    of the text as the user wrote it (indentation, key order, arrays on one line); a new file, or one
+    the edit cannot reach, is written whole with two-space indents."""
+    from . import _json_text
+
+    if text is None or not text.strip():
+        return _dump(wanted) if wanted else ""
+    try:
+        edited = _text_without_ours(text)
+        hooks = json.loads(edited).get("hooks")
+        for event, groups in wanted.get("hooks", {}).items():
+            ours = [group for group in groups if any(_is_ours(h) for h in group.get("hooks", []))]
+            if not ours:
+                continue
+            if not isinstance(hooks, dict):
+                edited = _json_text.append(edited, [], {event: ours}, key="hooks")
+                hooks = {event: ours}
+            elif isinstance(hooks.get(event), list):
+                for group in ours:
+                    edited = _json_text.append(edited, ["hooks", event], group)
+            else:
+                edited = _json_text.append(edited, ["hooks"], ours, key=event)
+                hooks[event] = ours
+        if json.loads(edited) == wanted:
+            return edited
+    except (ValueError, KeyError, AttributeError):  # a layout the edit does not follow: written whole
+        pass
+    return _dump(wanted)
+
+
+def _text_without_ours(text: str) -> str:
+    """The settings text without memsift's handlers, and without the groups and events that left empty."""
+    from . import _json_text
+
+    while (path := _first_of_ours(json.loads(text))) is not None:
+        text = _json_text.remove(text, path)
+        hooks = json.loads(text)["hooks"]
+        if len(path) == 3 and hooks[path[1]] == []:  # its last group went: the event goes too
+            text = _json_text.remove(text, path[:2])
+            if len(hooks) == 1:  # and it was the only one: so does "hooks"
+                text = _json_text.remove(text, path[:1])
+    return text
+
+
+def _first_of_ours(settings: Settings) -> list[str | int] | None:
+    """Where the first of memsift's handlers is: its group when the group holds only memsift's."""
+    hooks = settings.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list):
+                continue
+            mine = [h for h, handler in enumerate(handlers) if _is_ours(handler)]
+            if mine and len(mine) == len(handlers):
+                return ["hooks", event, g]
+            if mine:
+                return ["hooks", event, g, "hooks", mine[0]]
+    return None
 
 
 def _write(path: Path, text: str) -> None:
@@ -351,7 +438,9 @@ def _codex_trust(hooks_file: Path, settings: Settings, record: Record, *, home: 
     config = codex_home(home, environ) / "config.toml"
     entries = trust_entries(hooks_file, settings)
     lines = []
-    if not trust:
+    if not trust and _trusted(config, entries):
+        lines.append(f"the memsift hooks are already trusted in {config}")
+    elif not trust:
         lines.append(f"one step left: Codex runs these {len(entries)} hooks only once you trust them. "
                      "Start codex, type /hooks and trust the memsift hooks; or run this again with "
                      f"--trust to write the same trust entries into {config} yourself")
@@ -361,6 +450,18 @@ def _codex_trust(hooks_file: Path, settings: Settings, record: Record, *, home: 
         lines.append(f"Codex also runs a project's hooks only in a trusted project: accept {project} "
                      "when codex first asks (or `codex exec --trust` there)")
     return lines
+
+
+def _trusted(config: Path, entries: Mapping[str, str]) -> bool:
+    """Does config.toml already trust every one of these hooks, with these very hashes?"""
+    import tomllib
+
+    try:
+        state = tomllib.loads(_read(config) or "").get("hooks", {}).get("state", {})
+    except tomllib.TOMLDecodeError:
+        return False
+    return all(isinstance(state.get(key), dict) and state[key].get("trusted_hash") == digest
+               for key, digest in entries.items())
 
 
 def _write_trust(config: Path, entries: Mapping[str, str], record: Record) -> str:

@@ -459,7 +459,32 @@ def format_table(results: Sequence[Mapping[str, Any]]) -> str:
         for label, cell in _COST_LINES if spending else ():
             lines.append(f"  {label:<22}" + "".join(f"{cell(c) if c else '':>{width}}" for c in costs))
         blocks.append("\n".join(lines))
+    loop = any("loop" in row for _, rows in sections for row in rows)
+    labels = [label for label, _ in _LINES + (_LOOP_LINES if loop else ()) + (_COST_LINES if spending else ())]
+    blocks.append("\n".join(["what the lines count (docs/bench.md)"]
+                            + [f"  {label:<22}{_LEGEND[label]}" for label in labels]))
     return "\n\n".join(blocks)
+
+
+_LEGEND = {
+    "added": "messages memory added text to / messages",
+    "characters": "characters of memory text added, summed",
+    "wait mean / p95": "from the message to the decision, in process (no interpreter start)",
+    "added for nothing": "messages that needed nothing but got text / such messages",
+    "reminders found": "messages that needed an item and got one / such messages",
+    "item precision": "items added that were needed / items added",
+    "kind accuracy": "messages whose kind was classified right, as a share (n/a on a loop)",
+    "secrets leaked": "secrets of the scenario seen by a decider or a store, or in the notes",
+    "retain prec / recall": "keep verdicts: right over kept / right over the exchanges to keep",
+    "found direct": "later messages that got every fact they need, the need in the fact's words",
+    "found inference": "the same, for needs that take a step of reasoning",
+    "notes lines / chars": "the notes file at the end",
+    "note median / max": "characters in a notes line",
+    "questions / message": "questions asked of the remote decider",
+    "tokens sent / message": "tokens sent to it",
+    "tokens back / message": "tokens it returned",
+    "USD / 1,000 messages": "at the configured decider_price_in and decider_price_out",
+}
 
 
 def _ratio(a: int, b: int) -> str:

@@ -93,6 +93,25 @@ class Config:
 _ENV = {f"MEMSIFT_{f.name.upper()}": f.name for f in fields(Config) if f.name != "home"}
 
 
+def unknown_variables(environ: Mapping[str, str]) -> str:
+    """One line naming the ``MEMSIFT_*`` variables that are no setting (ignored), or ''.
+
+    >>> unknown_variables({"MEMSIFT_ANSWER_THRESHOLD": "0.9"})
+    'MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored'
+    """
+    unknown = sorted(var for var in environ if var.startswith("MEMSIFT_") and var not in _ENV
+                     and var != "MEMSIFT_HOME")
+    if not unknown:
+        return ""
+    from difflib import get_close_matches
+
+    named = []
+    for var in unknown:
+        close = get_close_matches(var, [*_ENV, "MEMSIFT_HOME"], n=1, cutoff=0.8)
+        named.append(f"{var} is not a memsift setting{f' (did you mean {close[0]}?)' if close else ''}, ignored")
+    return "; ".join(named)
+
+
 def load_config(environ: Mapping[str, str] | None = None) -> Config:
     """Defaults, then ``<home>/config.toml``, then ``MEMSIFT_*`` variables."""
     environ = os.environ if environ is None else environ

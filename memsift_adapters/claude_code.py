@@ -24,15 +24,25 @@ def read_turn(line: bytes) -> TurnText | None:
 
 def loaded_files(payload: Payload, root: Path) -> tuple[Path, ...]:
     """The user's CLAUDE.md, the project's from its root down to the session's folder, and the
-    project's auto memory (MEMORY.md beside the session's transcript)."""
+    project's auto memory (``memory/MEMORY.md`` beside the session's transcript, and its topic files)."""
     config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude"))
     files = [config / "CLAUDE.md"]
     for folder in folders_down_to(Path(os.path.abspath(payload["cwd"])), root):
         files += [folder / "CLAUDE.md", folder / ".claude" / "CLAUDE.md", folder / "CLAUDE.local.md"]
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str) and transcript:
-        files.append(Path(transcript).parent / "memory" / "MEMORY.md")
+        # Auto memory: MEMORY.md is loaded at start, its topic files read when the model wants them.
+        memory = Path(transcript).parent / "memory"
+        files.append(memory / "MEMORY.md")
+        files += sorted(path for path in _markdown_in(memory) if path.name != "MEMORY.md")
     return tuple(files)
+
+
+def _markdown_in(folder: Path) -> list[Path]:
+    try:
+        return [Path(entry.path) for entry in os.scandir(folder) if entry.name.endswith(".md")]
+    except OSError:  # no auto memory for this project: the usual case
+        return []
 
 
 AGENT = Agent("claude-code", read_turn, loaded_files)

@@ -27,11 +27,14 @@ def read_turn(line: bytes) -> TurnText | None:
 
 def loaded_files(payload: Payload, root: Path) -> tuple[Path, ...]:
     """``$CODEX_HOME/AGENTS.md`` and the project's, from its root down to the session's folder
-    (each folder's override too: Codex reads the one there is)."""
+    (each folder's override too: Codex reads the one there is), and Codex's memories
+    (``$CODEX_HOME/memories/memory_summary.md`` and ``MEMORY.md``)."""
     home = Path(os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex"))
     files = [home / "AGENTS.override.md", home / "AGENTS.md"]
     for folder in folders_down_to(Path(os.path.abspath(payload["cwd"])), root):
         files += [folder / "AGENTS.override.md", folder / "AGENTS.md"]
+    # Codex's own memories (off by default): the summary is in every session, MEMORY.md searched on demand.
+    files += [home / "memories" / "memory_summary.md", home / "memories" / "MEMORY.md"]
     return tuple(files)
 
 

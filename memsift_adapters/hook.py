@@ -57,10 +57,12 @@ class MemoryOff(BadInput):
 def main(args: Sequence[str]) -> int:
     agent = _agent(args[0]) if len(args) == 2 else None
     if agent is None or args[1] not in EVENTS:
-        return _complain(f"usage: memsift hook {'|'.join(AGENTS)} {'|'.join(EVENTS)}")
+        return _misconfigured(args)
     event = args[1]
     try:
-        EVENTS[event](agent, _payload(sys.stdin.buffer.read()))
+        payload = _payload(sys.stdin.buffer.read())
+        if _first_call(agent, event, payload):
+            EVENTS[event](agent, payload)
     except Exception as exc:  # fail open: the agent goes on, the reason is one line
         why = str(exc) if isinstance(exc, BadInput) else f"{type(exc).__name__}: {exc}"
         return _complain(f"{agent.name} {event} hook: {why}")
@@ -127,14 +129,19 @@ def session_start(agent: Agent, payload: Payload) -> None:
     Only what is known is told (a breaker an earlier hook opened, settings that
     do not load): no service is called, the session does not wait on one.
     """
+    from memsift._once import forget_old
+    from memsift.config import default_home, unknown_variables
     from memsift.pipeline import health_news
 
+    forget_old(default_home(os.environ))
     try:
         services = _services(agent, payload)
         session = _optional(payload, "session_id")
         notice = health_news(services, session) or _keeping_news(services, session)
     except MemoryOff as off:
         notice = off.notice
+    if unknown := unknown_variables(os.environ):  # a typo the settings cannot see: ignored, but said
+        notice = "; ".join(part for part in (notice, unknown) if part)
     _say("SessionStart", "", notice)
 
 
@@ -154,6 +161,52 @@ def session_end(agent: Agent, payload: Payload) -> None:
 EVENTS: dict[str, Callable[[Agent, Payload], None]] = {
     "UserPromptSubmit": prompt, "Stop": stop, "SessionStart": session_start, "SessionEnd": session_end}
 AGENTS = ("claude-code", "codex")
+# What tells one hook call from another; the transcript's size and time only when the agent sends no turn id.
+_CALL_KEYS = ("session_id", "cwd", "prompt_id", "turn_id", "source", "reason", "prompt", "last_assistant_message")
+
+
+def _first_call(agent: Agent, event: str, payload: Payload) -> bool:
+    """False when another route (plugin and install both) already runs this very call: do nothing."""
+    from memsift._home import default_home
+    from memsift._once import first_call
+
+    turn = (_optional(payload, "prompt_id") or _optional(payload, "turn_id")
+            or _transcript_stamp(payload.get("transcript_path")))
+    if not (_optional(payload, "session_id") and turn):
+        return True  # nothing tells a second route's call from the user asking the same again: run
+    parts = [agent.name, event, *(_optional(payload, key) for key in _CALL_KEYS), turn]
+    return first_call(default_home(os.environ), parts)
+
+
+def _transcript_stamp(path: object) -> str:
+    """The transcript's size and change time: the same for two hooks of one call, new for the next call."""
+    try:
+        found = os.stat(path) if isinstance(path, str) and path else None
+    except OSError:
+        return ""
+    return f"{found.st_size}:{found.st_mtime_ns}" if found else ""
+
+
+def _misconfigured(args: Sequence[str]) -> int:
+    """A hook command that names no agent or event memsift knows: said where the user looks, once a session.
+
+    The agents take the same top-level ``systemMessage`` for every event, shown to the user.
+    """
+    from memsift._home import default_home
+    from memsift._once import first_call
+
+    usage = f"memsift hook {'|'.join(AGENTS)} {'|'.join(EVENTS)}"
+    wrong = ("no agent and event" if len(args) != 2 else f"an unknown agent {args[0]!r}"
+             if _agent(args[0]) is None else f"an unknown event {args[1]!r}")
+    line = f"the hook command `memsift hook {' '.join(args)}` names {wrong}: memory is off (write {usage})"
+    try:
+        payload = _payload(sys.stdin.buffer.read())
+    except (BadInput, OSError):
+        payload = {}
+    session = _optional(payload, "session_id")
+    if not session or first_call(default_home(os.environ), ["misconfigured", session, *args]):
+        sys.stdout.write(json.dumps({"systemMessage": f"memsift: {line}"}) + "\n")
+    return _complain(line)
 
 
 def _agent(name: str) -> Agent | None:
@@ -226,27 +279,68 @@ def _decided(agent: Agent, event: str, payload: Payload, result: Recall | Retain
                                                  result, session=_optional(payload, "session_id"))
 
 
+# What a hook prints stays whole in both agents, whatever the settings (max_items, a long note):
+# Claude Code saves output over 10,000 characters to a file and shows a 2 KB preview, Codex does
+# past 2,500 tokens (about 10,000 bytes). Measured on the JSON line, escapes included.
+OUTPUT_CHARS = 8_000
+OUTPUT_ITEMS = 5
+
+
 def _say(event: str, context: str, notice: str | None) -> None:
     """The agent's output: the context for the model, and a notice for the user too; or nothing.
 
     Exactly these keys: Codex rejects the whole output over one it does not know.
     """
-    output = hook_output(event, context, notice)
-    if output:
-        sys.stdout.write(json.dumps(output) + "\n")
+    if context or notice:
+        sys.stdout.write(output_line(event, context, notice) + "\n")
+
+
+def output_line(event: str, context: str, notice: str | None) -> str:
+    """The JSON line for the agent, at most ``OUTPUT_ITEMS`` items and ``OUTPUT_CHARS`` characters.
+
+    >>> len(output_line("UserPromptSubmit", "Project memory ...\\n- " + "x" * 20_000, None)) <= OUTPUT_CHARS
+    True
+    """
+    return json.dumps(hook_output(event, context, notice))
 
 
 def hook_output(event: str, context: str, notice: str | None) -> dict[str, Any]:
-    """What a hook answers the agent: the context for the model, and a notice for the user too;
-    ``{}`` when there is neither."""
+    """What a hook answers the agent (``output_line``'s object, for a harness that takes it as is):
+    the context for the model, a notice for the user too; ``{}`` when there is neither."""
     if not (context or notice):
         return {}
+    budget = OUTPUT_CHARS - 120  # the keys, the event's name and the quotes
     output: dict[str, Any] = {}
     if notice:
-        output["systemMessage"] = f"memsift: {notice}"
-    output["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(
-        part for part in (notice, context) if part)}
+        output["systemMessage"] = _fitted(f"memsift: {notice}", budget // 4)
+        budget -= _size(output["systemMessage"])
+    lines = [*([notice] if notice else []), *(context.split("\n") if context else [])]
+    kept: list[str] = []
+    for line in lines:
+        items = sum(kept_line.startswith("- ") for kept_line in kept)
+        if line.startswith("- ") and items == OUTPUT_ITEMS:
+            break
+        if _size(line) + 2 > budget:  # the items are best first: a later one is left out, a first one shortened
+            if not (line.startswith("- ") and items):
+                kept.append(_fitted(line, budget - 2))
+            break
+        kept.append(line)
+        budget -= _size(line) + 2  # and the line break, escaped
+    output["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(kept)}
     return output
+
+
+def _size(text: str) -> int:
+    return len(json.dumps(text)) - 2  # as the agent receives it: escapes included
+
+
+def _fitted(text: str, chars: int) -> str:
+    """*text*, shortened with an ellipsis so that it takes at most *chars* characters in JSON."""
+    while _size(text) > chars:  # each pass shortens: chars < the size
+        if len(text) <= 1:
+            return ""
+        text = text[: max(0, len(text) * chars // _size(text) - 1)].rstrip() + "…"
+    return text
 
 
 def recall_message(agent: Agent, payload: Payload) -> Message:

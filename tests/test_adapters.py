@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from memsift.config import load_config
 from memsift.notes import NotesFile
 from memsift_adapters.claude_code import read_turn as claude_turn
 from memsift_adapters.codex import read_turn as codex_turn
-from memsift_adapters.hook import LOG
+from memsift._decisions import DecisionLog
+from memsift_adapters.hook import LOG, OUTPUT_CHARS, OUTPUT_ITEMS, output_line
 from memsift_adapters.transcript import recent_turns
 
 MEMSIFT = Path(sys.executable).parent / "memsift"  # the console script, as `memsift install` runs it
@@ -97,10 +99,11 @@ def prompt_payload(agent: str, project: Path, prompt: str, transcript: Path | No
                    session: str = "0b7c6f1e-4d2a-4f7e-9a51-2f3c8e6d1a90") -> dict:
     common = {"session_id": session, "cwd": str(project), "hook_event_name": "UserPromptSubmit",
               "permission_mode": "default", "prompt": prompt}
+    # Every prompt has an id of its own, as the agents send them: a repeated id is a hook run twice.
     if agent == "claude":
-        return {**common, "prompt_id": "7e1d9c52-0a3b-4c8e-b6f4-5d2a9e0c7b13",
+        return {**common, "prompt_id": str(uuid.uuid4()),
                 "transcript_path": str(transcript or project / "no-transcript.jsonl")}
-    return {**common, "turn_id": "01a22af5-270f-71f3-b6d0-000000000001", "model": "gpt-5.5",
+    return {**common, "turn_id": str(uuid.uuid4()), "model": "gpt-5.5",
             "transcript_path": str(transcript) if transcript else None}
 
 
@@ -112,7 +115,7 @@ def stop_payload(agent: str, project: Path, transcript: Path | None, answer: str
                "transcript_path": str(transcript) if transcript else None}
     if agent == "claude":
         return {**payload, "background_tasks": [], "session_crons": []}
-    return {**payload, "turn_id": "01a22af5-270f-71f3-b6d0-000000000001", "model": "gpt-5.5"}
+    return {**payload, "turn_id": str(uuid.uuid4()), "model": "gpt-5.5"}
 
 
 # -- transcripts, in each agent's format (docs/agents.md, Transcripts) ---------------
@@ -302,11 +305,23 @@ def test_bad_input_on_the_stop_hook_exits_0_with_one_line_on_stderr(agent, case,
     one_line_on_stderr(result)
 
 
-def test_an_unknown_agent_or_event_exits_0_with_the_usage(home, project):
-    result = run_hook("cursor", "prompt", b"{}", home, project)
+@pytest.mark.parametrize(("agent", "event", "wrong"), [("claude", "UserPromptSubmit", "an unknown agent 'claude'"),
+                                                     ("codex", "UserPrompt", "an unknown event 'UserPrompt'")])
+def test_an_unknown_agent_or_event_is_told_to_the_user_once_a_session(agent, event, wrong, home, project):
+    """Written by hand as `memsift hook claude UserPromptSubmit`: a systemMessage both agents show."""
+    command = [sys.executable, str(MEMSIFT), "hook", agent, event]
+    env = {**os.environ, "MEMSIFT_HOME": str(home), "HOME": str(home.parent / "user")}
+    payload = json.dumps(prompt_payload("codex", project, "why did we pick Stripe?")).encode()
 
-    assert result.returncode == 0
-    assert "usage" in one_line_on_stderr(result)
+    first, again = (subprocess.run(command, input=payload, capture_output=True, env=env, timeout=60)
+                    for _ in range(2))
+
+    assert first.returncode == again.returncode == 0
+    told = json.loads(first.stdout)
+    assert set(told) == {"systemMessage"}  # valid for every event of both agents
+    assert told["systemMessage"].startswith(f"memsift: the hook command `memsift hook {agent} {event}` names {wrong}")
+    assert "memory is off" in told["systemMessage"] and "claude-code|codex" in told["systemMessage"]
+    assert again.stdout == b"" and wrong in one_line_on_stderr(again)  # said once per session, logged every time
 
 
 # -- Stop -----------------------------------------------------------------------------
@@ -594,6 +609,36 @@ def test_the_users_own_instruction_file_counts_too(agent, home, project, tmp_pat
     assert result.stdout == b""
 
 
+# The agents' own memories, where each keeps them (hooks.md, peers.md): Claude Code's auto memory beside
+# the session's transcript (MEMORY.md and its topic files), Codex's under $CODEX_HOME/memories.
+AGENT_MEMORIES = {"claude": ["memory/MEMORY.md", "memory/payments.md"],
+                  "codex": ["memories/memory_summary.md", "memories/MEMORY.md"]}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_note_the_agents_own_memory_holds_is_not_added(agent, which, home, project, tmp_path):
+    seed_notes(home, project, STRIPE_NOTE)
+    user_home = tmp_path / "user"
+    if agent == "claude":  # ~/.claude/projects/<encoded cwd>/<session>.jsonl, memory/ beside it
+        (user_home / ".claude" / "projects" / "-shop").mkdir(parents=True)
+        transcript = claude_transcript(user_home / ".claude" / "projects" / "-shop" / "s.jsonl", [])
+        base = transcript.parent
+    else:
+        transcript, base = None, user_home / ".codex"
+    payload = prompt_payload(agent, project, STRIPE_QUESTION, transcript, session="before")
+    assert json.loads(run_hook(agent, "prompt", payload, home, project, HOME=str(user_home)).stdout)
+    memory = base / AGENT_MEMORIES[agent][which]
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_text(f"# Payments\n\n- {STRIPE_NOTE}\n")
+
+    result = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, transcript), home, project,
+                      HOME=str(user_home))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+
+
 def test_an_unrelated_instruction_file_takes_nothing_away(home, project):
     seed_notes(home, project, STRIPE_NOTE)
     (project / "CLAUDE.md").write_text("- Run the tests with `make test`.\n- Prefer small commits.\n")
@@ -613,3 +658,64 @@ def test_a_quiet_message_never_opens_the_instruction_files(agent, home, project)
 
     assert result.returncode == 0
     assert result.stdout == b"" and result.stderr == b""
+
+
+# -- two routes for one agent, the size of what is returned, variables no setting reads ---------
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_same_call_run_by_two_routes_adds_one_reminder_and_keeps_one_line(agent, home, project):
+    """The plugin and `memsift install` both run every hook, concurrently: the second does nothing."""
+    seed_notes(home, project, STRIPE_NOTE)
+    payload = json.dumps(prompt_payload(agent, project, STRIPE_QUESTION)).encode()
+    command = [sys.executable, str(MEMSIFT), "hook", AGENT_NAMES[agent], "UserPromptSubmit"]
+    env = {**os.environ, "MEMSIFT_HOME": str(home), "HOME": str(home.parent / "user")}
+    both = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env, cwd=project) for _ in range(2)]
+    outputs = [process.communicate(payload, timeout=60) for process in both]
+
+    assert [process.returncode for process in both] == [0, 0]
+    told = [stdout for stdout, _ in outputs if stdout]
+    assert len(told) == 1 and "Stripe" in json.loads(told[0])["hookSpecificOutput"]["additionalContext"]
+    recalls = [line for line in DecisionLog(home).last(10) if line["event"] == "UserPromptSubmit"]
+    assert len(recalls) == 1
+    # The next prompt of the session (a new prompt id) is a call of its own.
+    again = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION), home, project)
+    assert again.returncode == 0 and len(DecisionLog(home).last(10)) == 2
+
+
+def test_what_a_hook_returns_stays_under_both_agents_preview_limits_whatever_the_settings(home, project):
+    """Claude Code previews output over 10,000 characters, Codex over 2,500 tokens: capped at OUTPUT_CHARS."""
+    long_notes = [f"- Payments {n}: Stripe over Mollie because " + "Mollie webhooks dropped événements " * 60
+                  for n in range(12)]
+    seed_notes(home, project, *long_notes)
+    result = run_hook("claude", "prompt", prompt_payload("claude", project, STRIPE_QUESTION), home, project,
+                      MEMSIFT_MAX_ITEMS="12", MEMSIFT_ANSWERS_THRESHOLD="0", MEMSIFT_ASKED_THRESHOLD="0")
+
+    assert result.returncode == 0, result.stderr
+    line = result.stdout.decode().strip()
+    context = json.loads(line)["hookSpecificOutput"]["additionalContext"]
+    assert len(line) <= OUTPUT_CHARS and len(context.encode()) <= OUTPUT_CHARS
+    assert 1 <= context.count("\n- ") <= OUTPUT_ITEMS
+
+
+def test_output_line_keeps_whole_items_best_first_and_shortens_only_a_first_one_too_long():
+    items = "\n".join(f"- item {n} " + "é" * 400 for n in range(9))  # 2,400 characters each in JSON
+    kept = json.loads(output_line("UserPromptSubmit", "Header:\n" + items, None))
+    lines = kept["hookSpecificOutput"]["additionalContext"].split("\n")
+    assert lines[0] == "Header:" and [line.split()[2] for line in lines[1:]] == ["0", "1", "2"]  # whole, in order
+    one = json.loads(output_line("SessionStart", "Header:\n- " + "x" * 50_000, "memory paused: " + "y" * 9000))
+    assert one["systemMessage"].endswith("…") and len(json.dumps(one)) <= OUTPUT_CHARS
+    assert one["hookSpecificOutput"]["additionalContext"].endswith("…")
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_unknown_memsift_variable_is_told_at_session_start(agent, home, project):
+    payload = {"session_id": "s9", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup",
+               "transcript_path": None}
+    result = run_hook(agent, "start", payload, home, project, MEMSIFT_ANSWER_THRESHOLD="0.9")
+
+    assert result.returncode == 0 and result.stderr == b""
+    told = json.loads(result.stdout)
+    assert told["systemMessage"] == ("memsift: MEMSIFT_ANSWER_THRESHOLD is not a memsift setting "
+                                     "(did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored")
+    assert told["hookSpecificOutput"]["hookEventName"] == "SessionStart"

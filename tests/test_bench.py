@@ -243,8 +243,12 @@ def test_memsift_total_sums_the_counts_and_recomputes_the_ratios(memsift_two_sce
 def test_format_table_has_a_column_per_pipeline_and_a_block_per_scenario_and_the_total(memsift_two_scenarios):
     table = format_table([memsift_two_scenarios])
 
+    table, legend = table.split("\n\nwhat the lines count (docs/bench.md)\n")
     assert table.splitlines()[0] == "recipes-tiny"
     assert table.count("added for nothing") == 3  # two scenarios and the total
+    # A legend under the table: one line for each line the blocks show.
+    labels = [line[2:24].rstrip() for line in table.split("\n\n")[0].splitlines()[2:]]
+    assert [line[2:24].rstrip() for line in legend.splitlines()] == labels
     assert "recipes-shorter" in table and "\ntotal\n" in table and "memsift" in table
 
 

@@ -154,3 +154,25 @@ def test_a_bad_setting_is_reported_in_one_line_with_exit_2(memsift_home, project
 
     assert done.returncode == 2
     assert done.stderr.startswith("memsift: ") and "Traceback" not in done.stderr
+
+
+def test_version_prints_the_packages_version():
+    from memsift import __version__
+
+    done = subprocess.run([sys.executable, "-m", "memsift", "--version"], capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 0 and done.stdout == f"memsift {__version__}\n"
+
+
+def test_a_closed_pipe_ends_the_command_cleanly(memsift_home, project):
+    """`memsift doctor | head -1`: the reader left before the output was written, which is no error."""
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE, as after `head` exits
+    try:
+        done = subprocess.run([sys.executable, "-m", "memsift", "doctor", "--project", str(project)], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=60,
+                              env={**os.environ, "MEMSIFT_HOME": str(memsift_home)})
+    finally:
+        os.close(write)
+
+    assert done.stderr == "" and done.returncode == 0

@@ -27,10 +27,12 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 NOT_RUN = {
     "DecisionLog(default_home(os.environ)).record(": "quotes the adapters' call, whose names the hook holds",
     "python3 -m venv .venv": "makes the venv the tests run in; .ci/run runs README's setup as written",
-    "claude plugin marketplace add": "needs Claude Code and a published repository; tests/test_plugins.py checks "
-                                     "the plugin's files",
-    "codex plugin marketplace add": "needs Codex and a published repository; tests/test_plugins.py checks the "
-                                    "plugin's files",
+    "claude plugin marketplace add": "needs Claude Code; tests/agents/test_routes.py adds the marketplace from a "
+                                     "local path and runs the plugin",
+    "codex plugin marketplace add": "needs Codex; tests/agents/test_routes.py adds the marketplace from a local "
+                                    "path and runs the plugin",
+    "pipx install .": "a minute and more of pipx building memsift; tests/agents/test_routes.py runs that route "
+                      "(slow)",
     "MEMSIFT_DECIDER=openai MEMSIFT_DECIDER_URL=http://127.0.0.1:8080": "needs a model server of your own on port "
                                                                          "8080",
     ".venv/bin/pip install": "installs into the venv; the tests run in one that has every extra",

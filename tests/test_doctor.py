@@ -320,16 +320,144 @@ def test_the_detached_hooks_errors_are_shown(env: dict[str, str], project: Path,
         f"memsift: codex Stop hook: failure {n}" for n in (2, 3, 4)]
 
 
-def test_memory_off_for_a_stage_fails_and_its_recovery_says_so(env: dict[str, str], project: Path,
-                                                               memsift_home: Path) -> None:
+def test_memory_off_for_a_stage_fails_while_doctor_finds_it_too_and_its_recovery_says_so(
+        env: dict[str, str], project: Path, memsift_home: Path) -> None:
     health = Health(memsift_home)
     health.broken("the notes stage", "NotRegularFile: notes.md is not a regular file")
+    notes = load_config(env).project_dir(project) / "notes.md"
+    notes.mkdir(parents=True)  # what the hook found: doctor finds it too
 
     off = diagnose(project, environ=env)
+    notes.rmdir()  # the user fixed it; no hook ran since
+    fixed = diagnose(project, environ=env)
     health.succeeded("the notes stage")
     back = diagnose(project, environ=env)
 
     assert not off.healthy
     [(status, detail)] = checks(off, "services", "memory off")
     assert status == FAIL and detail.startswith("the notes stage: NotRegularFile")
+    assert fixed.healthy  # checked afresh, not the last hook's verdict
+    [(status, detail)] = checks(fixed, "services", "memory off")
+    assert status == WARN and detail.endswith("the files and services doctor checks work now: the next message "
+                                              "tries again")
     assert back.healthy and checks(back, "services", "memory off")[0][0] == OK
+
+
+def test_a_fixed_settings_error_is_history_at_once(env: dict[str, str], project: Path, memsift_home: Path) -> None:
+    """The hook recorded "cannot read config.toml"; the user fixed it: doctor loads the settings itself."""
+    (memsift_home / "config.toml").write_text("stroe = 'embedded'\n")
+    hook = subprocess.run([sys.executable, "-m", "memsift", "hook", "codex", "SessionStart"], env=env, timeout=60,
+                          input=json.dumps({"session_id": "s1", "cwd": str(project)}), capture_output=True, text=True)
+    assert "memory off" in hook.stdout
+    assert not diagnose(project, environ=env).healthy
+
+    (memsift_home / "config.toml").write_text("store = 'embedded'\n")
+    report = diagnose(project, environ=env)
+
+    assert report.healthy
+    [(status, detail)] = checks(report, "services", "memory off")
+    assert status == INFO and detail.endswith("they load now (the next hook says memory back on)")
+
+
+def test_an_unknown_memsift_variable_is_a_warning(env: dict[str, str], project: Path) -> None:
+    env["MEMSIFT_ANSWER_THRESHOLD"] = "0.9"
+    report = diagnose(project, environ=env)
+
+    assert report.healthy
+    assert checks(report, "configuration", "environment") == [
+        (WARN, "MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored")]
+
+
+# -- routes: install, plugin, both -------------------------------------------------------
+
+def _enable_claude_plugin(env: dict[str, str]) -> Path:
+    """What `claude plugin install memsift@memsift` writes into the user's settings (Claude Code 2.1.332)."""
+    settings = Path(env["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    current = json.loads(settings.read_text()) if settings.exists() else {}
+    settings.write_text(json.dumps({**current, "enabledPlugins": {"memsift@memsift": True}}))
+    return settings
+
+
+def _enable_codex_plugin(env: dict[str, str]) -> Path:
+    """What `codex plugin add memsift@memsift` writes into config.toml (Codex 0.171.0)."""
+    config = Path(env["HOME"]) / ".codex" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    with config.open("a") as out:
+        out.write('\n[plugins."memsift@memsift"]\nenabled = true\n')
+    return config
+
+
+def test_a_codex_plugin_user_hears_nothing_about_claude_code_and_sees_the_route(
+        env: dict[str, str], project: Path) -> None:
+    _enable_codex_plugin(env)
+    env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # where pipx would put memsift
+
+    report = diagnose(project, environ=env)
+
+    assert report.healthy
+    assert checks(report, "hooks", "claude-code") == []  # no ~/.claude: not an agent this user has
+    [(status, detail)] = checks(report, "hooks", "route")
+    found = Path(sys.executable).parent / "memsift"
+    assert status == OK and detail == f"codex: plugin (its hooks run {found}, found on the PATH)"
+    assert "memsift install codex" not in format_report(report)
+
+
+def test_a_plugin_without_memsift_on_the_path_is_told(env: dict[str, str], project: Path) -> None:
+    _enable_claude_plugin(env)
+    env["PATH"] = "/usr/bin:/bin"
+
+    [(status, detail)] = checks(diagnose(project, environ=env), "hooks", "route")
+
+    assert status == WARN and detail.startswith("claude-code: plugin: its hooks run the memsift on the PATH, and "
+                                                "there is none on this one: memory is off")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_install_and_plugin_both_running_the_hooks_is_a_warning(agent: str, env: dict[str, str],
+                                                                project: Path) -> None:
+    _install(env, agent, *(["--trust"] if agent == "codex" else []))
+    (_enable_claude_plugin if agent == "claude-code" else _enable_codex_plugin)(env)
+
+    report = diagnose(project, environ=env)
+
+    [(status, detail)] = checks(report, "hooks", "route")
+    assert status == WARN and detail.startswith(f"{agent}: install and plugin: 2 of them run SessionEnd, "
+                                                "SessionStart, Stop, UserPromptSubmit")
+    assert f"keep one (memsift uninstall {agent} or " in detail
+
+
+def test_a_hook_command_naming_an_unknown_agent_or_event_is_a_warning_not_a_hook(
+        env: dict[str, str], project: Path) -> None:
+    settings = Path(env["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memsift hook claude UserPromptSubmit"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "memsift hook claude-code Stopped"}]}]}}))
+
+    rows = checks(diagnose(project, environ=env), "hooks", "claude-code")
+
+    assert rows == [
+        (WARN, f"user settings {settings}: UserPromptSubmit runs `memsift hook claude UserPromptSubmit`, which "
+               "names an unknown agent 'claude': memory is off there (write memsift hook claude-code "
+               "UserPromptSubmit)"),
+        (WARN, f"user settings {settings}: Stop runs `memsift hook claude-code Stopped`, which names an unknown "
+               "event 'Stopped': memory is off there (write memsift hook claude-code Stop)"),
+        (WARN, "not installed (memsift install claude-code [--project DIR], or the plugin: docs/agents.md)")]
+
+
+def test_the_report_keeps_its_columns(env: dict[str, str], project: Path, memsift_home: Path) -> None:
+    (memsift_home / "hooks.log").write_text("memsift: codex Stop hook: one\nmemsift: codex Stop hook: two\n")
+    _install(env, "codex")
+    report = diagnose(project, environ=env)
+    lines = format_report(report).splitlines()
+    column = 2 + 4 + 2 + max(len(check.name) for check in report.checks) + 2  # mark, name, then the detail
+
+    rows = [line for line in lines if line[2:6] in ("ok  ", "··  ", "warn", "FAIL")]
+    assert len(rows) == len(report.checks)
+    assert all(row[column - 2:column] == "  " and row[column] != " " for row in rows), rows
+    after_log = lines[next(i for i, line in enumerate(lines) if "hooks.log, last written" in line) + 1]
+    assert after_log == " " * column + "memsift: codex Stop hook: one"  # a detail's next lines stay in its column
+    settings = [line for line in lines[2:] if line.startswith("  ") and line.rstrip().endswith(
+        ("default", "environment"))]
+    assert len({line.rstrip().rindex(" ") for line in settings}) == 1  # the sources in one column

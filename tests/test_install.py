@@ -16,6 +16,8 @@ from memsift._install import TIMEOUTS, trust_entries
 
 MEMSIFT = Path(sys.executable).parent / "memsift"
 SKILL = (Path(__file__).resolve().parents[1] / "memsift_adapters/skills/memsift-search/SKILL.md").read_text()
+# The copy install writes runs this very install's command: a venv's memsift is not on the PATH.
+INSTALLED_SKILL = SKILL.replace("memsift search", f"{MEMSIFT} search").replace("memsift notes", f"{MEMSIFT} notes")
 INTERPRETER = MEMSIFT.read_text().splitlines()[0].removeprefix("#!")  # what `memsift install` runs under
 EVENTS = list(TIMEOUTS)
 
@@ -93,10 +95,43 @@ def test_claude_install_twice_changes_nothing_and_uninstall_restores_the_bytes(h
     assert stat.S_IMODE(settings.stat().st_mode) == 0o640
 
 
+def test_the_users_layout_stays_while_memsift_is_installed_and_after_an_edit_and_uninstall(home):
+    """Four-space indents, key order, arrays on one line: only memsift's groups are added, then taken out."""
+    settings = write(home / ".claude" / "settings.json", CLAUDE_SETTINGS)
+
+    assert memsift(home, "install", "claude-code").returncode == 0
+    installed = settings.read_text()
+
+    for line in CLAUDE_SETTINGS.splitlines()[:3] + CLAUDE_SETTINGS.splitlines()[5:]:
+        assert line in installed.splitlines(), line  # the user's own lines, unchanged
+    stop = '"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}, '
+    assert f"        {stop}" in installed  # the user's group on its line, memsift's after it
+    assert "\n                        \"command\": " in installed  # new groups in the file's own 4 spaces
+    assert list(json.loads(installed)) == ["model", "hooks", "permissions"]
+    edited = installed.replace('"opus"', '"sonnet"')  # the user changes the file while memsift is in
+    settings.write_text(edited)
+
+    assert memsift(home, "uninstall", "claude-code").returncode == 0
+    assert settings.read_text() == CLAUDE_SETTINGS.replace('"opus"', '"sonnet"')  # every byte but the edit
+
+
+def test_the_installed_skill_runs_the_command_by_its_path_without_memsift_on_the_path(home, tmp_path):
+    """A venv install is not on the PATH: the skill names the command the agent can run."""
+    assert memsift(home, "install", "claude-code").returncode == 0
+    skill = (home / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text()
+    [command] = [line.strip() for line in skill.splitlines() if line.strip().endswith('search "lottie SPM"')]
+
+    ran = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(home), "MEMSIFT_HOME": str(home / "memsift")})
+
+    assert command.startswith(f"{MEMSIFT} search")
+    assert ran.returncode == 0, ran.stderr
+
+
 def test_claude_uninstall_removes_the_file_and_folder_install_created(home):
     assert memsift(home, "install", "claude-code").returncode == 0
     assert (home / ".claude" / "settings.json").is_file()
-    assert (home / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text() == SKILL
+    assert (home / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text() == INSTALLED_SKILL
 
     assert memsift(home, "uninstall", "claude-code").returncode == 0
 
@@ -168,6 +203,15 @@ def test_codex_install_without_trust_says_the_one_step_left(home):
         [handler] = ours(merged, event)
         assert handler["command"] == f"{INTERPRETER} {MEMSIFT} hook codex {event}"
     assert not (home / ".codex" / "config.toml").exists()
+
+
+def test_codex_install_again_without_trust_on_hooks_already_trusted_says_so(home):
+    assert memsift(home, "install", "codex", "--trust").returncode == 0
+
+    again = memsift(home, "install", "codex")
+
+    assert again.returncode == 0, again.stderr
+    assert "already trusted" in again.stdout and "one step left" not in again.stdout
 
 
 def test_codex_trust_writes_one_entry_per_hook_and_uninstall_restores_both_files(home, tmp_path):
@@ -282,7 +326,7 @@ def test_install_copies_the_search_skill_beside_the_users_own_and_uninstall_take
 
     assert result.returncode == 0, result.stderr
     assert "memsift-search skill" in result.stdout
-    assert stale.read_text() == SKILL and "memsift search" in SKILL
+    assert stale.read_text() == INSTALLED_SKILL and "memsift search" in SKILL
     assert memsift(home, "uninstall", agent).returncode == 0
     assert stale.read_text() == "an older copy\n"  # as it was before install
     assert own.read_text().startswith("---\nname: deploy")
@@ -295,5 +339,5 @@ def test_a_project_install_puts_the_skill_where_each_agent_reads_a_projects_skil
     for agent in ("claude-code", "codex"):
         assert memsift(home, "install", agent, "--project", str(project)).returncode == 0
 
-    assert (project / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text() == SKILL
-    assert (project / ".agents" / "skills" / "memsift-search" / "SKILL.md").read_text() == SKILL
+    assert (project / ".claude" / "skills" / "memsift-search" / "SKILL.md").read_text() == INSTALLED_SKILL
+    assert (project / ".agents" / "skills" / "memsift-search" / "SKILL.md").read_text() == INSTALLED_SKILL

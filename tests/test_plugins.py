@@ -20,6 +20,8 @@ from memsift._install import TIMEOUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+MISSING = ("memsift: no memsift command on the PATH of this hook, memory is off "
+           "(install memsift with pipx, see its README)")
 HOOK_FILES = {"claude-code": ROOT / "hooks" / "hooks.json", "codex": ROOT / "hooks" / "codex.json"}
 
 
@@ -66,7 +68,7 @@ def test_each_plugin_wires_the_four_events_to_its_own_agent(agent):
         assert handler["type"] == "command" and handler["timeout"] == TIMEOUTS[event]
         # The memsift on the PATH, by name: no checkout path, no interpreter of the plugin's own.
         assert handler["command"].startswith(f"command -v memsift >/dev/null 2>&1 && exec memsift hook {agent} "
-                                             f"{event} ||")
+                                             f"{event} || ")
 
 
 def plugin_command(agent: str, event: str) -> str:
@@ -96,15 +98,17 @@ def test_a_plugin_hook_runs_the_memsift_it_finds_on_the_path(agent, tmp_path):
 
 
 @pytest.mark.parametrize("agent", list(HOOK_FILES))
-def test_a_plugin_hook_without_memsift_installed_says_so_and_exits_0(agent, tmp_path):
+def test_a_plugin_hook_without_memsift_installed_tells_the_user_and_exits_0(agent, tmp_path):
+    """In the agent's output format (stderr alone reaches nobody); Stop and SessionEnd say nothing more."""
     payload = {"session_id": "s1", "cwd": str(tmp_path), "prompt": "why did we pick Stripe?"}
     assert not any((Path(folder) / "memsift").exists() for folder in ("/usr/bin", "/bin"))
 
-    result = run_plugin_hook(agent, "UserPromptSubmit", payload, "/usr/bin:/bin", tmp_path)
+    told = {event: run_plugin_hook(agent, event, payload, "/usr/bin:/bin", tmp_path) for event in TIMEOUTS}
 
-    assert result.returncode == 0
-    assert result.stdout == b""
-    assert result.stderr.decode() == "memsift: no memsift command on the PATH, memory is off (see its README)\n"
+    assert all(result.returncode == 0 and result.stderr == b"" for result in told.values())
+    for event in ("SessionStart", "UserPromptSubmit"):
+        assert json.loads(told[event].stdout) == {"systemMessage": MISSING}, told[event]
+    assert told["Stop"].stdout == told["SessionEnd"].stdout == b""  # Codex fails a Stop hook's plain text
 
 
 def test_the_skill_tells_the_agent_to_run_memsift_search():

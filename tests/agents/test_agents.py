@@ -230,16 +230,16 @@ def install_memsift(agent: str, env: dict[str, str]) -> str:
 
 
 def _ask(agent: str, agents: Agents, env: dict[str, str], work: Path, prompt: str,
-         session: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
+         session: str, *flags: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
     """One prompt in the agent's non-interactive mode: the session, its hooks' outcomes, its output.
 
-    A session id resumes that session.
+    A session id resumes that session; *flags* go to the agent's command.
     """
     if agent == "claude-code":
         command = [str(agents.claude), "-p", prompt, "--output-format", "stream-json", "--verbose",
-                   "--include-hook-events", *(["--resume", session] if session else [])]
+                   "--include-hook-events", *flags, *(["--resume", session] if session else [])]
     else:  # not --json: that mode leaves out the "hook: ..." lines
-        command = [str(agents.codex), "exec", "--skip-git-repo-check",
+        command = [str(agents.codex), "exec", "--skip-git-repo-check", *flags,
                    *(["resume", session] if session else []), prompt]
     # stdin closed: codex exec appends piped input to the prompt
     done = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=120,
