@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from memsift.types import Recall, Retained
 
 LOG = "hooks.log"  # in memsift's home: the detached work's one-line errors
+DETACHED_WAIT = 5.0  # seconds a detached retain waits for a model server it started (loading takes about 1)
 
 
 class BadInput(Exception):
@@ -126,7 +127,7 @@ def stop(agent: Agent, payload: Payload) -> None:
     from memsift.pipeline import retain
     from memsift.types import Exchange
 
-    services = _services(agent, payload)
+    services = _services(agent, payload, detached=True)
     result = retain(Exchange(turns[users[-1]][1], answer, _optional(payload, "session_id")), services)
     _decided(agent, "Stop", payload, result)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
@@ -178,15 +179,21 @@ def _agent(name: str) -> Agent | None:
     return AGENT
 
 
-def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False) -> Services:
-    """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load."""
+def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False,
+              detached: bool = False) -> Services:
+    """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load.
+
+    The model is reached through the warm server (``memsift serve``): a hook never loads it. On the
+    agent's path it never waits for one starting either; ``detached`` work waits a little for it.
+    """
     from attrs import evolve
 
     from memsift._guarded import open_guarded
     from memsift._project import project_root
 
     root = project_root(_required(payload, "cwd"))
-    services, why, notice = open_guarded(root, _optional(payload, "session_id"))
+    services, why, notice = open_guarded(root, _optional(payload, "session_id"),
+                                         served_wait=DETACHED_WAIT if detached else 0.0)
     if services is None:
         raise MemoryOff(why, notice)
     if with_loaded_files:  # paths only: the files are read if recall is about to add something

@@ -1,9 +1,15 @@
-"""Shared fixtures: a private MEMSIFT_HOME for every test, and real embedded services."""
+"""Shared fixtures: a private MEMSIFT_HOME for every test, and real embedded services.
+
+A hook run by a test may start the warm model server (``memsift serve``) in that
+test's home: it is stopped when the test ends, and the suite checks, once over,
+that none is left running.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +40,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """No test reads or writes the real home: MEMSIFT_HOME points to a fresh folder."""
     home = tmp_path_factory.mktemp("memsift-home")
     for name in [n for n in os.environ if n.startswith("MEMSIFT_")]:  # the developer's own settings
         monkeypatch.delenv(name)
     monkeypatch.setenv("MEMSIFT_HOME", str(home))
-    return home
+    yield home
+    stop_servers([home])
+
+
+def stop_servers(homes: Iterable[Path]) -> list[int]:
+    """Stop the model server of each home, if one runs; the pids of those that were running."""
+    from memsift.semantic import _serve
+
+    stopped = []
+    for home in homes:
+        if not _serve.lock_held(home):
+            continue
+        told = _serve.status(home)
+        if told is not None:
+            stopped.append(told["pid"])
+        if not _serve.stop(home):  # still loading its model: it answers once loaded
+            deadline = time.monotonic() + 60
+            while _serve.lock_held(home) and not _serve.stop(home) and time.monotonic() < deadline:
+                time.sleep(0.1)
+    return stopped
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No model server outlives the suite. A detached retain may start one after its test ended:
+    those are stopped here; one that does not stop fails the run."""
+    from memsift.semantic import _serve
+
+    base = session.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    homes = [lock.parent.parent for lock in base.rglob(_serve.LOCK)]
+    stop_servers(homes)
+    alive = [str(home) for home in homes if _serve.lock_held(home)]
+    if alive:
+        print(f"\nmemsift: model servers still running after the suite, in {alive}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")
