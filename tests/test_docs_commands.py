@@ -40,6 +40,7 @@ NOT_RUN = {
     "python tests/cognee/server.py measure": "minutes of timing a real server",
     "pytest": "the test suite itself",
     ".venv/bin/python benchmarks/bench_hook.py": "a benchmark: minutes of timed processes, run by hand",
+    ".venv/bin/python benchmarks/bench_serve.py": "a benchmark: minutes of timed processes, run by hand",
     ".venv/bin/python training/build_weights.py":
         "rewrites the shipped weights; the slow test in tests/test_decider.py rebuilds them apart and compares",
 }

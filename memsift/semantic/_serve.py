@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .model import BATCH
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -162,7 +163,8 @@ def start_detached(home: Path, folder: str | None = None) -> int | None:
     try:
         # posix_spawn, not subprocess: the hook does not pay subprocess's imports. The child's
         # stdio is /dev/null and the log, never the agent's pipes (the agent would wait on them).
-        return os.posix_spawn(sys.executable, [sys.executable, "-m", "memsift", "serve"],
+        # -P: memsift as installed, never a folder named memsift in the hook's working directory.
+        return os.posix_spawn(sys.executable, [sys.executable, "-P", "-m", "memsift", "serve"],
                               env, setsid=True,
                               file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                                             (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)])
@@ -232,9 +234,13 @@ class Server:
                 return
             self.last_used = time.monotonic()
             self.served += 1
-            vectors = self.model.embed(texts)
-            send(conn, {"ok": True, "rows": len(texts), "dims": int(vectors.shape[1])})
-            send(conn, vectors.astype("float32").tobytes())
+            parts = []
+            for start in range(0, len(texts), BATCH):
+                if start and gone(conn):  # the client gave up waiting: the next one is not kept waiting too
+                    return
+                parts.append(self.model.embed(texts[start:start + BATCH]).astype("float32").tobytes())
+            send(conn, {"ok": True, "rows": len(texts), "dims": self.model.dimensions})
+            send(conn, b"".join(parts))
         else:
             send(conn, {"ok": False, "error": f"unknown op {op!r}"})
 
@@ -242,6 +248,19 @@ class Server:
         return {"pid": os.getpid(), "memsift": __version__, "model": self.model.name,
                 "rss_bytes": resident_bytes(), "idle_seconds": round(time.monotonic() - self.last_used, 1),
                 "served": self.served}
+
+
+def gone(conn: socket.socket) -> bool:
+    """Whether the client closed its end (it stopped waiting), without blocking."""
+    import select
+
+    readable, _, _ = select.select([conn], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 def resident_bytes() -> int | None:
@@ -313,6 +332,7 @@ def serve(config: Config) -> int:
 
     home = config.home
     private_folder(serve_dir(home))
+    os.chdir(serve_dir(home))  # holds no project folder busy for as long as it lives
     path = socket_path(home)
     if len(os.fsencode(path)) > MAX_PATH:
         print(f"memsift serve: the socket's path is over {MAX_PATH} bytes: {path}", file=sys.stderr)
