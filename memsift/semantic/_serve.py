@@ -22,10 +22,10 @@ memory and idle time; ``{"op": "stop"}`` ends it.
 
 from __future__ import annotations
 
+import _socket  # socket's own import builds its enums: milliseconds a hook would pay for nothing
 import contextlib
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -36,6 +36,8 @@ from .. import __version__
 from .model import BATCH
 
 if TYPE_CHECKING:
+    import socket
+
     from ..config import Config
 
 FOLDER = "serve"
@@ -58,26 +60,26 @@ def socket_path(home: Path) -> Path:
 
 # -- the wire ------------------------------------------------------------------------
 
-def send(conn: socket.socket, message: Mapping[str, Any] | bytes) -> None:
+def send(conn: _socket.socket, message: Mapping[str, Any] | bytes) -> None:
     data = message if isinstance(message, bytes) else json.dumps(message).encode()
     conn.sendall(len(data).to_bytes(4, "big") + data)
 
 
-def receive(conn: socket.socket) -> bytes:
+def receive(conn: _socket.socket) -> bytes:
     size = int.from_bytes(_exactly(conn, 4), "big")
     if size > MAX_MESSAGE:
         raise ValueError(f"a message of {size} bytes is over the limit of {MAX_MESSAGE}")
     return _exactly(conn, size)
 
 
-def receive_json(conn: socket.socket) -> dict[str, Any]:
+def receive_json(conn: _socket.socket) -> dict[str, Any]:
     message = json.loads(receive(conn))
     if not isinstance(message, dict):
         raise ValueError("the message is not a JSON object")
     return message
 
 
-def _exactly(conn: socket.socket, size: int) -> bytes:
+def _exactly(conn: _socket.socket, size: int) -> bytes:
     parts, left = [], size
     while left:
         part = conn.recv(min(left, 1 << 20))
@@ -89,11 +91,11 @@ def _exactly(conn: socket.socket, size: int) -> bytes:
 
 
 @contextlib.contextmanager
-def connected(path: Path, timeout: float) -> Iterator[socket.socket]:
+def connected(path: Path, timeout: float) -> Iterator[_socket.socket]:
     """A connection to the server at ``path``; OSError when none answers within ``timeout``."""
     if len(os.fsencode(path)) > MAX_PATH:
         raise OSError(f"the socket's path is over {MAX_PATH} bytes: {path}")
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
         conn.connect(os.fspath(path))
@@ -253,6 +255,7 @@ class Server:
 def gone(conn: socket.socket) -> bool:
     """Whether the client closed its end (it stopped waiting), without blocking."""
     import select
+    import socket
 
     readable, _, _ = select.select([conn], [], [], 0)
     if not readable:
@@ -310,6 +313,8 @@ def release(home: Path) -> None:
 
 def listen(path: Path) -> socket.socket:
     """A socket at ``path``, its owner's only (a stale one from a dead server is replaced)."""
+    import socket
+
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
