@@ -176,7 +176,22 @@ def _model_server_check(config: Config) -> Check:
               f"{config.serve_idle:g} s idle), socket {path}" if isinstance(rss, int) else f"running: {told}")
     if told.get("memsift") != __version__:
         return row(INFO, f"{detail}; another version than this memsift ({__version__}): the next hook replaces it")
+    wanted = _served_model(config)
+    if told.get("model") != wanted:
+        return row(INFO, f"{detail}; another model than embedding_model ({wanted}): the next hook replaces it")
     return row(OK, detail)
+
+
+def _served_model(config: Config) -> str:
+    """The name of the model hooks ask the server for (its folder's name and size, or the packaged one's)."""
+    from .semantic.model import PACKAGED, model_files
+
+    if config.embedding_model is None:
+        return PACKAGED
+    try:
+        return model_files(config.embedding_model)[2]
+    except MemsiftError as exc:
+        return f"unreadable: {exc}"
 
 
 def _decider_check(name: str, remote: set[str]) -> Check:

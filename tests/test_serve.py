@@ -34,6 +34,7 @@ from memsift.types import Exchange
 pytestmark = pytest.mark.skipif(not installed(), reason="the [semantic] extra is not installed")
 
 TEXTS = ["We'll use Postgres advisory locks instead of Redis locks.", "why not Redis for mutual exclusion?"]
+OTHER_VERSION = "import memsift; memsift.__version__ = '0.0.1'; from memsift._cli import main; main(['serve'])"
 PATIENCE = 120.0  # seconds a poll waits for a server loading its model on a busy machine
 
 
@@ -182,7 +183,7 @@ def test_two_hooks_starting_a_server_at_once_make_one(spawned):
 
 
 def test_a_server_of_another_version_is_replaced(servers, spawned):
-    old = servers(code="import memsift; memsift.__version__ = '0.0.1'; from memsift._cli import main; main(['serve'])")
+    old = servers(code=OTHER_VERSION)
     assert _serve.status(spawned)["memsift"] == "0.0.1"
 
     assert ServerEmbedder(spawned).embed(TEXTS) is None
@@ -358,6 +359,14 @@ def test_doctor_shows_the_running_server(servers, memsift_home, tmp_path):
 
     assert row.status == "ok" and f"pid {process.pid}" in row.detail and model_files()[2] in row.detail
     assert "RSS" in row.detail and "idle since" in row.detail
+
+
+def test_doctor_says_a_server_of_another_version_is_replaced_next(servers, tmp_path):
+    servers(code=OTHER_VERSION)
+
+    row = next(c for c in diagnose(tmp_path).checks if c.name == "model server")
+
+    assert row.status == "info" and "memsift 0.0.1" in row.detail and "the next hook replaces it" in row.detail
 
 
 def test_doctor_says_when_no_server_runs_or_the_judge_is_lexical(tmp_path, monkeypatch):
