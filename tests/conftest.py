@@ -40,32 +40,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                 tmp_path: Path) -> Iterator[Path]:
     """No test reads or writes the real home: MEMSIFT_HOME points to a fresh folder."""
     home = tmp_path_factory.mktemp("memsift-home")
     for name in [n for n in os.environ if n.startswith("MEMSIFT_")]:  # the developer's own settings
         monkeypatch.delenv(name)
     monkeypatch.setenv("MEMSIFT_HOME", str(home))
     yield home
-    stop_servers([home])
+    stop_servers([home, *served_homes(tmp_path)])  # a test's hooks may use a home of its own in tmp_path
 
 
-def stop_servers(homes: Iterable[Path]) -> list[int]:
-    """Stop the model server of each home, if one runs; the pids of those that were running."""
+def served_homes(folder: Path) -> list[Path]:
+    """The homes under ``folder`` where a model server was started."""
     from memsift.semantic import _serve
 
-    stopped = []
+    return [serve.parent for serve in folder.rglob(_serve.FOLDER) if serve.is_dir()]
+
+
+def stop_servers(homes: Iterable[Path]) -> None:
+    """Stop the model server of each home: one running, or one on its way (it answers once loaded)."""
+    from memsift.semantic import _serve
+
     for home in homes:
-        if not _serve.lock_held(home):
-            continue
-        told = _serve.status(home)
-        if told is not None:
-            stopped.append(told["pid"])
-        if not _serve.stop(home):  # still loading its model: it answers once loaded
-            deadline = time.monotonic() + 60
-            while _serve.lock_held(home) and not _serve.stop(home) and time.monotonic() < deadline:
-                time.sleep(0.1)
-    return stopped
+        starting = _serve.serve_dir(home) / _serve.STARTING
+        deadline = time.monotonic() + 60
+        while (_serve.lock_held(home) or starting.exists()) and time.monotonic() < deadline:
+            if _serve.stop(home):
+                break
+            time.sleep(0.1)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -73,8 +76,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     those are stopped here; one that does not stop fails the run."""
     from memsift.semantic import _serve
 
-    base = session.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
-    homes = [lock.parent.parent for lock in base.rglob(_serve.LOCK)]
+    homes = served_homes(session.config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
     stop_servers(homes)
     alive = [str(home) for home in homes if _serve.lock_held(home)]
     if alive:
