@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from memsift.types import Recall, Retained
 
 LOG = "hooks.log"  # in memsift's home: the detached work's one-line errors
-DETACHED_WAIT = 5.0  # seconds a detached retain waits for a model server it started (loading takes about 1)
+DETACHED_WAIT = 30.0  # seconds a detached retain waits for a model server it started (about 1 s idle, far more busy)
 
 
 class BadInput(Exception):

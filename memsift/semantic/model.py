@@ -85,7 +85,7 @@ class EmbeddingModel:
         """
         model_file, tokenizer_file, name = model_files(folder)
         try:
-            import onnxruntime
+            import onnxruntime  # type: ignore[import-untyped,unused-ignore]  # no stubs; a user's mypy has no override
             import tokenizers
         except ImportError as exc:
             raise ConfigurationError("the semantic judge needs the [semantic] extra: "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 
@@ -9,7 +10,7 @@ from attrs import evolve
 
 from .._bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
 from .._text import content_words, stem
-from ..notes import exchange_id, one_line
+from ..notes import exchange_id
 from ..services import Services
 from ..types import Answer, Category, Choice, ChoiceAnswer, Edit, Exchange, Item, Noul
 from .path import EndPath, Keep, Stage, _probability, _side, ask, call_service, scrubber
@@ -149,22 +150,7 @@ def append_notes(services: Services, state: Keep) -> Keep:
         except Exception as exc:  # the outbox busy or broken: the note goes in all the same; sync queues again
             why = f"not queued first: {type(exc).__name__}: {exc}"
     services.notebook.append([state.line])
-    embed_kept(services, [one_line(state.line), *([passage(state).text] if services.store is not None else [])])
     return evolve(state, lines=(state.line,)).log("notes", "appended", t0, why=why)
-
-
-def embed_kept(services: Services, texts: Sequence[str]) -> None:
-    """The vectors of what was just written, computed now, off the agent's path, of each text as
-    recall's judge reads it (bounded, redacted): the embedder caches them (``vectors.sqlite``), so a
-    searching message embeds only itself. Never fails the retain: a vector missing is computed when
-    first needed."""
-    if services.embedder is None:
-        return
-    scrub = scrubber(services.redactor)
-    try:
-        services.embedder.embed([bounded(text, NOTE_CHARS, scrub) for text in texts])
-    except Exception:  # the model is an extra: whatever went wrong, what was kept stays kept
-        return
 
 
 def revise(services: Services, state: Keep) -> Keep:
@@ -241,4 +227,19 @@ def flush(services: Services, session: str = "") -> str:
     return f"flush: {sent} sent, {outbox.pending()} pending"
 
 
-RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, keep, distill, novel, append_notes, revise, sync)
+def embed_kept(services: Services, state: Keep) -> Keep:
+    """The vectors of what was just written, computed now, off the agent's path, of each text as
+    recall's judge reads it (bounded, redacted): the embedder caches them (``vectors.sqlite``), so a
+    searching message embeds only itself. Last, and silent: a slow or failing model never holds up
+    or undoes what was kept, and a vector missing is computed when first needed."""
+    if services.embedder is None or not state.lines:
+        return state
+    scrub = scrubber(services.redactor)
+    texts = [*state.lines, *([passage(state).text] if services.store is not None else [])]
+    with contextlib.suppress(Exception):  # the model is an extra: whatever went wrong, what was kept stays kept
+        services.embedder.embed([bounded(text, NOTE_CHARS, scrub) for text in texts])
+    return state
+
+
+RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, keep, distill, novel, append_notes, revise, sync,
+                                    embed_kept)
