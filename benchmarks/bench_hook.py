@@ -99,17 +99,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def installed_wheel() -> Path:
-    """The interpreter of a venv holding this checkout, installed from a freshly built wheel."""
-    python = VENV / "bin" / "python"
+def installed_wheel(venv: Path = VENV, extras: str = "") -> Path:
+    """The interpreter of a venv holding this checkout, installed from a freshly built wheel (with
+    ``extras``, e.g. ``"semantic"``)."""
+    python = venv / "bin" / "python"
     if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     with tempfile.TemporaryDirectory(prefix="memsift-wheel-") as out:
         subprocess.run([str(python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, str(ROOT)], check=True)
         [wheel] = Path(out).glob("memsift-*.whl")
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", str(wheel)],
                        check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True)  # its dependencies
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"{wheel}[{extras}]" if extras else str(wheel)],
+                       check=True)  # its dependencies
     return python
 
 

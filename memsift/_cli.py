@@ -1,4 +1,4 @@
-"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, doctor."""
+"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, doctor, serve."""
 
 from __future__ import annotations
 
@@ -125,6 +125,10 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--last", type=int, default=5, metavar="N", help="how many decisions to show")
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_doctor)
+
+    serve = sub.add_parser("serve", help="the warm model server hooks reach (started by them when needed)")
+    serve.add_argument("--stop", action="store_true", help="ask the running server to end, and wait for it")
+    serve.set_defaults(run=_serve)
     return parser
 
 
@@ -192,6 +196,18 @@ def _doctor(ns: argparse.Namespace) -> int:
     report = diagnose(ns.project, last=ns.last)
     print(report.as_json() if ns.json else format_report(report))
     return 0 if report.healthy else 1
+
+
+def _serve(ns: argparse.Namespace) -> int:
+    from .config import load_config
+    from .semantic import _serve as serving
+
+    config = load_config()
+    if ns.stop:
+        stopped = serving.stop(config.home)
+        print("memsift serve: stopped" if stopped else "memsift serve: no server was running")
+        return 0
+    return serving.serve(config)
 
 
 def _services(ns: argparse.Namespace) -> Services:

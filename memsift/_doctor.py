@@ -219,7 +219,54 @@ def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Ch
     else:
         checks.append(_sqlite_check(config.project_dir(root) / "store.sqlite"))
         answering = set()
-    return checks + _breaker_checks(config.home, remote, answering)
+    return [*checks, _model_server_check(config), *_breaker_checks(config.home, remote, answering)]
+
+
+def _model_server_check(config: Config) -> Check:
+    """The warm model server hooks reach (``memsift serve``): running or not, and as what."""
+    from . import __version__
+    from .semantic import _serve
+    from .semantic.model import installed
+
+    def row(status: str, detail: str) -> Check:
+        return Check("services", "model server", status, detail)
+
+    if config.judge == "lexical":
+        return row(INFO, "off: judge = lexical, every message is judged lexically")
+    if config.embedding_model is None and not installed():
+        return row(INFO, "the [semantic] extra is not installed: messages are judged lexically "
+                         "(pip install 'memsift[semantic]' for the semantic judge)")
+    path = _serve.socket_path(config.home)
+    told = _serve.status(config.home)
+    if told is None:
+        if _serve.lock_held(config.home):
+            return row(INFO, f"starting (loading its model), socket {path}")
+        return row(INFO, f"not running: the next searching message starts it (and is judged lexically); "
+                         f"socket {path}")
+    rss = told.get("rss_bytes")
+    idle = float(told.get("idle_seconds", 0))
+    since = time.strftime("%H:%M:%S UTC", time.gmtime(time.time() - idle))
+    detail = (f"running: pid {told.get('pid')}, memsift {told.get('memsift')}, model {told.get('model')}, "
+              f"RSS {rss / 2**20:.0f} MB, idle since {since} ({idle:.0f} s; it ends after "
+              f"{config.serve_idle:g} s idle), socket {path}" if isinstance(rss, int) else f"running: {told}")
+    if told.get("memsift") != __version__:
+        return row(INFO, f"{detail}; another version than this memsift ({__version__}): the next hook replaces it")
+    wanted = _served_model(config)
+    if told.get("model") != wanted:
+        return row(INFO, f"{detail}; another model than embedding_model ({wanted}): the next hook replaces it")
+    return row(OK, detail)
+
+
+def _served_model(config: Config) -> str:
+    """The name of the model hooks ask the server for (its folder's name and size, or the packaged one's)."""
+    from .semantic.model import PACKAGED, model_files
+
+    if config.embedding_model is None:
+        return PACKAGED
+    try:
+        return model_files(config.embedding_model)[2]
+    except MemsiftError as exc:
+        return f"unreadable: {exc}"
 
 
 def _decider_check(name: str, remote: set[str]) -> Check:

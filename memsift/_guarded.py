@@ -56,8 +56,9 @@ def guarded_retain(exchange: Exchange, project_root: str | os.PathLike[str],
 
 
 def open_guarded(project_root: str | os.PathLike[str], session: str,
-                 environ: Mapping[str, str] | None = None) -> Opened:
+                 environ: Mapping[str, str] | None = None, *, served_wait: float | None = None) -> Opened:
     """The services the settings name, or why memory is off (recorded, and said once per session).
+    ``served_wait``: the model through the warm server, as hooks reach it (``embedder_for``).
 
     >>> open_guarded("/src/shop", "s1").services.config.store
     'embedded'
@@ -78,7 +79,7 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     try:
         config = load_config(environ)
         distrust = untrusted_files(home, config.project_dir(project_root))
-        services = None if distrust else open_services(config, project_root)
+        services = None if distrust else open_services(config, project_root, served_wait=served_wait)
     except Exception as exc:  # a settings error above all; whatever it is, memory is off: say so
         why = str(exc) if isinstance(exc, MemsiftError) else f"{type(exc).__name__}: {exc}"
         health.broken(SETTINGS, why)

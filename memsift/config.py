@@ -47,6 +47,7 @@ class Config:
     # "auto": the semantic judge when the [semantic] extra is installed, else lexical (docs/deciders.md).
     judge: str = "auto"  # "auto" | "semantic" | "lexical"
     embedding_model: str | None = None  # a folder with model.onnx and tokenizer.json; None: the packaged one
+    serve_idle: float = 300.0  # seconds: the warm model server (memsift serve) ends after this long unused
     reviser: str = "duplicates"  # "duplicates" | "openai" | "anthropic" (a model names the edits)
     revise_interval: float = 600.0  # seconds: the model reviser runs at most this often per project
     # Deadlines, in seconds (the article's: decider 2 s, store search 12 s).
@@ -234,6 +235,8 @@ def _check(name: str, value: Any) -> None:
         raise ConfigurationError(f"MEMSIFT_REVISER must be duplicates, openai or anthropic, not {value!r}")
     if name.startswith("decider_price") and not 0 <= value < math.inf:
         raise ConfigurationError(f"{name} is US dollars per million tokens: 0 or more, not {value!r}")
+    if name == "serve_idle" and not 0 < value < math.inf:
+        raise ConfigurationError(f"serve_idle must be a positive number of seconds, not {value!r}")
     if name == "revise_interval" and not 0 <= value < math.inf:
         raise ConfigurationError(f"revise_interval must be 0 or more seconds, not {value!r}")
     if name.endswith(("_deadline", "_timeout", "_cooldown")) and not (0 < value < math.inf):

@@ -83,8 +83,9 @@ class SessionLog:
             write_atomically(path, json.dumps(sorted(self.given(session) | set(ids))))
 
 
-def open_services(config: Config, project_root: str | os.PathLike[str] = ".") -> Services:
-    """The services the config names, embedded ones by default."""
+def open_services(config: Config, project_root: str | os.PathLike[str] = ".", *,
+                  served_wait: float | None = None) -> Services:
+    """The services the config names, embedded ones by default. ``served_wait``: see ``embedder_for``."""
     from ._health import Health
     from ._outbox import Outbox
     from .redact import PatternRedactor
@@ -109,21 +110,42 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
     return Services(
         decider=decider, notebook=NotesFile(folder / "notes.md"), redactor=PatternRedactor(),
         reviser=DuplicateReviser(), config=config, store=store, health=health, outbox=outbox,
-        session_log=SessionLog(config.home / "sessions", health.damaged), embedder=embedder_for(config),
+        session_log=SessionLog(config.home / "sessions", health.damaged),
+        embedder=embedder_for(config, served_wait=served_wait, folder=folder),
     )
 
 
-def embedder_for(config: Config) -> Embedder | None:
-    """The semantic judge's model as ``judge`` says: on when the [semantic] extra is installed ("auto")."""
+def embedder_for(config: Config, *, served_wait: float | None = None,
+                 folder: Path | None = None) -> Embedder | None:
+    """The semantic judge's model as ``judge`` says: on when the [semantic] extra is installed ("auto").
+
+    ``served_wait`` None: the model loaded in this process (the library, ``memsift
+    bench``). A number: the warm server's (hooks: a cold process must not pay the
+    load), waiting up to that many seconds for one just started (0 on the agent's
+    path). With a project's ``folder``, behind its vector cache (``vectors.sqlite``):
+    a text is embedded once.
+    """
     if config.judge == "lexical":
         return None
     from .semantic.model import installed
 
     if config.judge == "auto" and config.embedding_model is None and not installed():
         return None
-    from .semantic.embedder import InProcessEmbedder
+    embedder: Embedder
+    if served_wait is not None:
+        from .semantic.embedder import ServerEmbedder
 
-    return InProcessEmbedder(config.embedding_model)
+        embedder = ServerEmbedder(config.home, config.embedding_model, wait=served_wait)
+    else:
+        from .semantic.embedder import InProcessEmbedder
+
+        embedder = InProcessEmbedder(config.embedding_model)
+    if folder is None:
+        return embedder
+    from .semantic._vectors import VectorCache
+    from .semantic.embedder import CachedEmbedder
+
+    return CachedEmbedder(embedder, VectorCache(folder / "vectors.sqlite"))
 
 
 def _decider(config: Config) -> Decider:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from memsift.types import Exchange, Message, Recall, Retained
 
 LOG = "hooks.log"  # in memsift's home: the detached work's one-line errors
+DETACHED_WAIT = 30.0  # seconds a detached retain waits for a model server it started (about 1 s idle, far more busy)
 
 
 class BadInput(Exception):
@@ -109,7 +110,7 @@ def stop(agent: Agent, payload: Payload) -> None:
     from memsift._project import project_root
     from memsift._spool import retain_or_wait
 
-    services = _detached(_services(agent, payload, heard=False))
+    services = _detached(_services(agent, payload, detached=True))
     result = retain_or_wait(exchange, services, project_root(payload["cwd"]))
     if result is None:
         return  # it waits in the spool, and the next prompt says so
@@ -153,7 +154,7 @@ def session_end(agent: Agent, payload: Payload) -> None:
     from memsift._spool import replay
     from memsift.stages.retain import flush
 
-    services = _detached(_services(agent, payload, heard=False))
+    services = _detached(_services(agent, payload, detached=True))
     replay(services)  # what waited for the home, before the outbox it goes through drains
     flush(services, _optional(payload, "session_id"))
 
@@ -219,17 +220,22 @@ def _agent(name: str) -> Agent | None:
     return AGENT
 
 
-def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False, heard: bool = True) -> Services:
+def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False,
+              detached: bool = False) -> Services:
     """The services for the project around the payload's cwd; ``MemoryOff`` when the settings do not load.
 
-    ``heard=False`` for the detached work: why memory is off is then news for the next prompt."""
+    The model is reached through the warm server (``memsift serve``): a hook never loads it. On the
+    agent's path it never waits for one starting either; ``detached`` work waits a little for it, and
+    why memory is off is then news for the next prompt (no session hears it here).
+    """
     from attrs import evolve
 
     from memsift._guarded import open_guarded
     from memsift._project import project_root
 
     root = project_root(_required(payload, "cwd"))
-    services, why, notice = open_guarded(root, _optional(payload, "session_id") if heard else "")
+    services, why, notice = open_guarded(root, "" if detached else _optional(payload, "session_id"),
+                                         served_wait=DETACHED_WAIT if detached else 0.0)
     if services is None:
         raise MemoryOff(why, notice)
     if with_loaded_files:  # paths only: the files are read if recall is about to add something

@@ -1,9 +1,15 @@
-"""Shared fixtures: a private MEMSIFT_HOME for every test, and real embedded services."""
+"""Shared fixtures: a private MEMSIFT_HOME for every test, and real embedded services.
+
+A hook run by a test may start the warm model server (``memsift serve``) in that
+test's home: it is stopped when the test ends, and the suite checks, once over,
+that none is left running.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +39,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                 tmp_path: Path) -> Iterator[Path]:
     """No test reads or writes the real home: MEMSIFT_HOME points to a fresh folder."""
     home = tmp_path_factory.mktemp("memsift-home")
     for name in [n for n in os.environ if n.startswith("MEMSIFT_")]:  # the developer's own settings
@@ -41,7 +48,41 @@ def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("MEMSIFT_HOME", str(home))
     # Where exchanges wait when the home cannot keep them (memsift/_spool.py): never the user's.
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))
-    return home
+    yield home
+    stop_servers([home, *served_homes(tmp_path)])  # a test's hooks may use a home of its own in tmp_path
+
+
+def served_homes(folder: Path) -> list[Path]:
+    """The homes under ``folder`` where a model server was started."""
+    from memsift.semantic import _serve
+
+    return [serve.parent for serve in folder.rglob(_serve.FOLDER) if serve.is_dir()]
+
+
+def stop_servers(homes: Iterable[Path]) -> None:
+    """Stop the model server of each home: one running, or one on its way (it answers once loaded)."""
+    from memsift.semantic import _serve
+
+    for home in homes:
+        starting = _serve.serve_dir(home) / _serve.STARTING
+        deadline = time.monotonic() + 60
+        while (_serve.lock_held(home) or starting.exists()) and time.monotonic() < deadline:
+            if _serve.stop(home):
+                break
+            time.sleep(0.1)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No model server outlives the suite. A detached retain may start one after its test ended:
+    those are stopped here; one that does not stop fails the run."""
+    from memsift.semantic import _serve
+
+    homes = served_homes(session.config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
+    stop_servers(homes)
+    alive = [str(home) for home in homes if _serve.lock_held(home)]
+    if alive:
+        print(f"\nmemsift: model servers still running after the suite, in {alive}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

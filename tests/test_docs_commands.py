@@ -44,6 +44,7 @@ NOT_RUN = {
     ".venv/bin/python benchmarks/bench_hook.py": "a benchmark: minutes of timed processes, run by hand",
     "from claude_agent_sdk import": "needs Claude Code and a model; tests/agents/test_claude_agent_sdk.py runs it "
                                     "against a fake model",
+    ".venv/bin/python benchmarks/bench_serve.py": "a benchmark: minutes of timed processes, run by hand",
     ".venv/bin/python training/build_weights.py":
         "rewrites the shipped weights; the slow test in tests/test_decider.py rebuilds them apart and compares",
 }

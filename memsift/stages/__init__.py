@@ -22,7 +22,7 @@ from .recall import (
 )
 from .retain import (
     KEEP_OPTIONS, MAX_CLAUSES, NOVEL_CANDIDATES, NOVEL_OPTIONS, NOVEL_OVERLAP, RETAIN_STAGES, append_notes, catch_up,
-    distill, flush, keep, line_number, novel, passage, redact_exchange, revise, screen_exchange, sync,
+    distill, embed_kept, flush, keep, line_number, novel, passage, redact_exchange, revise, screen_exchange, sync,
 )
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "decision_state",
     "dedupe",
     "distill",
+    "embed_kept",
     "flush",
     "gate",
     "is_remote",
@@ -89,7 +90,7 @@ CALLS: dict[Stage, tuple[str, ...]] = {
     take_all: (), judge: ("decider",), dedupe: (), render: (), catch_up: ("store",), redact_exchange: (),
     screen_exchange: (),
     keep: ("decider",), distill: ("decider",), novel: ("decider",), append_notes: (), revise: (),
-    sync: ("store",),
+    sync: ("store",), embed_kept: (),
 }
 
 

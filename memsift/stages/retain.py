@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 
 from attrs import evolve
 
-from .._bounds import EXCHANGE_CHARS, bounded
+from .._bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
 from .._text import content_words, stem
 from ..notes import exchange_id
 from ..services import Services
@@ -241,5 +242,19 @@ def flush(services: Services, session: str = "") -> str:
     return f"flush: {sent} sent, {outbox.pending()} pending"
 
 
+def embed_kept(services: Services, state: Keep) -> Keep:
+    """The vectors of what was just written, computed now, off the agent's path, of each text as
+    recall's judge reads it (bounded, redacted): the embedder caches them (``vectors.sqlite``), so a
+    searching message embeds only itself. Last, and silent: a slow or failing model never holds up
+    or undoes what was kept, and a vector missing is computed when first needed."""
+    if services.embedder is None or not state.lines:
+        return state
+    scrub = scrubber(services.redactor)
+    texts = [*state.lines, *([passage(state).text] if services.store is not None else [])]
+    with contextlib.suppress(Exception):  # the model is an extra: whatever went wrong, what was kept stays kept
+        services.embedder.embed([bounded(text, NOTE_CHARS, scrub) for text in texts])
+    return state
+
+
 RETAIN_STAGES: tuple[Stage, ...] = (catch_up, redact_exchange, screen_exchange, keep, distill, novel, append_notes,
-                                    revise, sync)
+                                    revise, sync, embed_kept)
