@@ -89,7 +89,8 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
 
     folder = config.project_dir(project_root)
     health = Health(config.home, cooldown=config.breaker_cooldown)  # reads nothing until asked
-    decider = _decider(config)
+    embedder = embedder_for(config)
+    decider = _decider(config, embedder)
     store: Store
     if config.store == "cognee":
         from .stores.cognee import CogneeStore
@@ -105,7 +106,7 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".") ->
     return Services(
         decider=decider, notebook=NotesFile(folder / "notes.md"), redactor=PatternRedactor(),
         reviser=DuplicateReviser(), config=config, store=store, health=health, outbox=outbox,
-        session_log=SessionLog(config.home / "sessions", health.damaged), embedder=embedder_for(config),
+        session_log=SessionLog(config.home / "sessions", health.damaged), embedder=embedder,
     )
 
 
@@ -122,11 +123,17 @@ def embedder_for(config: Config) -> Embedder | None:
     return InProcessEmbedder(config.embedding_model)
 
 
-def _decider(config: Config) -> Decider:
+def _decider(config: Config, embedder: Embedder | None = None) -> Decider:
+    """The decider the config names; the embedded one with the semantic judge over it when there is an
+    embedder (its head is calibrated on the embedded judge's probabilities, not a remote one's)."""
     if not _remote_decider(config):
         from .decider.embedded import EmbeddedDecider
 
-        return EmbeddedDecider.load()
+        if embedder is None:
+            return EmbeddedDecider.load()
+        from .semantic.judge import SemanticDecider
+
+        return SemanticDecider(EmbeddedDecider.load(), embedder)
     from .decider.backends import decider_for
 
     return decider_for(config)

@@ -12,8 +12,8 @@ built by ``training/build_semantic.py`` from the corpus.
 >>> judge = SemanticDecider(EmbeddedDecider.load(), InProcessEmbedder())
 >>> note = Noul("answers", {"item": "We'll use Postgres advisory locks instead of Redis locks, because ...",
 ...                         "origin": "note"})
->>> judge.decide({"message": "why didn't we just use Redis for mutual exclusion?"}, {"n": note})["n"].noul
-0.93
+>>> judge.decide({"message": "why didn't we just use Redis for mutual exclusion?"}, {"n": note})["n"]
+NoulAnswer(noul=0.40..., type='noul')
 
 One ``embed`` call per ``decide``: every text its questions need, batched.
 When the embedder returns None (a warm process still starting) or fails, the
