@@ -74,8 +74,8 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="replay scenarios: what memory added, beside adding on every message")
     bench.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO")
-    bench.add_argument("--pipeline", choices=["memsift", "every-message"],
-                       help="one pipeline (default: both, side by side, in the same run)")
+    bench.add_argument("--pipeline", choices=["memsift", "memsift-lexical", "every-message"],
+                       help="one pipeline (default: all, side by side, in the same run)")
     bench.add_argument("--json", action="store_true", help="print JSON, one object per pipeline (see docs/bench.md)")
     bench.add_argument("--store", choices=["embedded", "cognee"], default="embedded")
     bench.add_argument("--cognee-url", help="the Cognee server, with --store cognee")
@@ -140,7 +140,7 @@ def _project_args(parser: argparse.ArgumentParser) -> None:
 def _bench(ns: argparse.Namespace) -> int:
     from attrs import evolve
 
-    from .bench import bench_pipeline, embedded_store, format_table, load_scenario
+    from .bench import bench_pipeline, embedded_store, format_table, legend, load_scenario, semantic_on
     from .config import load_config
 
     config = load_config()
@@ -150,7 +150,9 @@ def _bench(ns: argparse.Namespace) -> int:
             config = evolve(config, cognee_url=ns.cognee_url)
         make_store = _cognee_bench_store(config)
     scenarios = [load_scenario(path) for path in ns.scenarios]
-    pipelines = [ns.pipeline] if ns.pipeline else ["memsift", "every-message"]
+    semantic = semantic_on(config)
+    pipelines = [ns.pipeline] if ns.pipeline else \
+        ["memsift", *(["memsift-lexical"] if semantic else []), "every-message"]
     remote = config.decider != "embedded" or bool(config.decider_by_task)
     results = [bench_pipeline(name, scenarios, config, make_store, with_cost=remote) for name in pipelines]
     if "memsift" in pipelines and remote:
@@ -160,6 +162,7 @@ def _bench(ns: argparse.Namespace) -> int:
             print(json.dumps(result))
     else:
         print(format_table(results))
+        print("\n" + legend([r["pipeline"] for r in results], semantic))
     return 0
 
 

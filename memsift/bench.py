@@ -3,7 +3,8 @@
 Each scenario (format: docs/scenarios.md) is loaded into a fresh notes file
 and store (notes -> notes, archive -> store); every user message is replayed
 with the conversation before it; every ``retain`` exchange goes through the
-retain path. Both pipelines are measured in the same run.
+retain path. Every pipeline is measured in the same run: ``memsift`` (with the semantic judge when
+``judge`` turns it on, and ``memsift-lexical`` beside it), and ``every-message``.
 
 >>> rows = bench_pipeline("memsift", [load_scenario(Path("benchmarks/scenarios/example_bookshop.json"))])
 >>> rows["total"]["reminders_found"], rows["total"]["reminders_expected"]
@@ -27,9 +28,15 @@ from .notes import NotesFile, exchange_id
 from .pipeline import recall, retain
 from .services import Services, SessionLog
 from .stages import EVERY_MESSAGE_STAGES, RECALL_STAGES
-from .types import Answer, Decider, Edit, Exchange, Item, Kind, Message, Question, Store, Turn, Usage
+from .types import Answer, Decider, Edit, Embedder, Exchange, Item, Kind, Message, Question, Store, Turn, Usage
 
-PIPELINES = {"memsift": RECALL_STAGES, "every-message": EVERY_MESSAGE_STAGES}
+PIPELINES = {"memsift": RECALL_STAGES, "memsift-lexical": RECALL_STAGES, "every-message": EVERY_MESSAGE_STAGES}
+LEGEND = {
+    "memsift": "memsift's recall and retain paths on the embedded decider{judge}",
+    "memsift-lexical": "the same paths judged lexically, as by default (MEMSIFT_JUDGE=lexical) or without the extra",
+    "every-message": "the store's closest passages added to every message, every exchange stored whole "
+                     "(Cognee's plugin)",
+}
 COUNTS = ("messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
           "reminders_expected", "items_added", "items_needed_added", "secrets_leaked",
           "questions", "tokens_in", "tokens_out", "usd")  # the last four: what the decider was asked
@@ -404,7 +411,6 @@ def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario | LoopScenario], 
     """The object ``memsift bench --json`` prints for one pipeline (on the embedded decider unless
     ``decider`` is given; ``label`` names its column). ``with_cost`` adds ``"cost"``: questions,
     tokens and US dollars per scenario and in total, beside the rows FORMAT.md fixes."""
-    from .decider.embedded import EmbeddedDecider
     from .redact import PatternRedactor
     from .revise import DuplicateReviser
 
@@ -412,7 +418,8 @@ def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario | LoopScenario], 
     with tempfile.TemporaryDirectory(prefix="memsift-bench-") as tmp:
         config = config or load_config({"MEMSIFT_HOME": tmp})
         config = evolve(config, home=Path(tmp))
-        base = Services(decider=decider or EmbeddedDecider.load(), notebook=NotesFile(Path(tmp) / "unused.md"),
+        base = Services(decider=decider or bench_decider(pipeline, config),
+                        notebook=NotesFile(Path(tmp) / "unused.md"),
                         redactor=PatternRedactor(), reviser=DuplicateReviser(), config=config)
         for n, scenario in enumerate(scenarios):
             folder = Path(tmp) / f"{n}-{pipeline}"
@@ -423,6 +430,58 @@ def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario | LoopScenario], 
     if with_cost:
         result["cost"] = {r["id"]: {k: r[k] for k in COST_KEYS} for r in (*rows, total)}
     return result
+
+
+def semantic_on(config: Config) -> bool:
+    """Whether ``memsift`` is benched with the semantic judge: ``judge`` and the extra say so."""
+    from .services import embedder_for
+
+    return embedder_for(config) is not None
+
+
+def bench_decider(pipeline: str, config: Config) -> Decider:
+    """The embedded decider a pipeline runs on; ``memsift``'s with the semantic judge when it is on,
+    its model loaded in this process (a warm server could still be starting: the figures would vary)."""
+    from .decider.embedded import EmbeddedDecider
+
+    lexical = EmbeddedDecider.load()
+    if pipeline != "memsift" or not semantic_on(config):
+        return lexical
+    from .semantic.embedder import InProcessEmbedder
+    from .semantic.judge import SemanticDecider
+
+    return SemanticDecider(lexical, _Remembered(InProcessEmbedder(config.embedding_model)))
+
+
+class _Remembered:
+    """An embedder that embeds each text once per run: a replay judges the same notes on every message,
+    as a warm server's vector cache would spare it."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.name = inner, inner.name
+        self.vectors: dict[str, Any] = {}
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy
+
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            rows = self.inner.embed(missing)
+            if rows is None:
+                return None
+            self.vectors.update(zip(missing, rows, strict=True))
+        return numpy.array([self.vectors[t] for t in texts])
+
+
+def legend(names: Sequence[str], semantic: bool) -> str:
+    """What each column of the table is, for the lines under it."""
+    judge = " with the semantic judge (lexical judge + embedding cosines)" if semantic else ", judged lexically"
+    lines = []
+    for name in names:
+        base, _, backend = name.partition("/")
+        what = LEGEND.get(base, "").format(judge=judge)
+        lines.append(f"  {name}: " + (f"memsift's paths on the {backend} decider" if backend else what))
+    return "\n".join(lines)
 
 
 def _public(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -92,7 +92,8 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".", *,
 
     folder = config.project_dir(project_root)
     health = Health(config.home, cooldown=config.breaker_cooldown)  # reads nothing until asked
-    decider = _decider(config)
+    embedder = embedder_for(config, served_wait=served_wait, folder=folder)
+    decider = _decider(config, embedder)
     store: Store
     if config.store == "cognee":
         from . import _project
@@ -110,14 +111,13 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".", *,
     return Services(
         decider=decider, notebook=NotesFile(folder / "notes.md"), redactor=PatternRedactor(),
         reviser=DuplicateReviser(), config=config, store=store, health=health, outbox=outbox,
-        session_log=SessionLog(config.home / "sessions", health.damaged),
-        embedder=embedder_for(config, served_wait=served_wait, folder=folder),
+        session_log=SessionLog(config.home / "sessions", health.damaged), embedder=embedder,
     )
 
 
 def embedder_for(config: Config, *, served_wait: float | None = None,
                  folder: Path | None = None) -> Embedder | None:
-    """The semantic judge's model as ``judge`` says: on when the [semantic] extra is installed ("auto").
+    """The semantic judge's model as ``judge`` says: "semantic", or "auto" with the [semantic] extra installed.
 
     ``served_wait`` None: the model loaded in this process (the library, ``memsift
     bench``). A number: the warm server's (hooks: a cold process must not pay the
@@ -148,11 +148,17 @@ def embedder_for(config: Config, *, served_wait: float | None = None,
     return CachedEmbedder(embedder, VectorCache(folder / "vectors.sqlite"))
 
 
-def _decider(config: Config) -> Decider:
+def _decider(config: Config, embedder: Embedder | None = None) -> Decider:
+    """The decider the config names; the embedded one with the semantic judge over it when there is an
+    embedder (its head is calibrated on the embedded judge's probabilities, not a remote one's)."""
     if not _remote_decider(config):
         from .decider.embedded import EmbeddedDecider
 
-        return EmbeddedDecider.load()
+        if embedder is None:
+            return EmbeddedDecider.load()
+        from .semantic.judge import SemanticDecider
+
+        return SemanticDecider(EmbeddedDecider.load(), embedder)
     from .decider.backends import decider_for
 
     return decider_for(config)

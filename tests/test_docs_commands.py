@@ -47,6 +47,8 @@ NOT_RUN = {
     ".venv/bin/python benchmarks/bench_serve.py": "a benchmark: minutes of timed processes, run by hand",
     ".venv/bin/python training/build_weights.py":
         "rewrites the shipped weights; the slow test in tests/test_decider.py rebuilds them apart and compares",
+    ".venv/bin/python training/build_semantic.py":
+        "rewrites the shipped head; the slow test in tests/test_semantic_judge.py rebuilds it apart and compares",
 }
 
 # What a user's project holds when the docs run `memsift redact .env` in it (docs/privacy.md's example).
