@@ -156,12 +156,14 @@ def test_judge_lexical_gives_todays_answers(tmp_path):
 
 
 @semantic
-def test_open_services_wraps_the_embedded_decider_only(tmp_path):
-    embedded = open_services(load_config({"MEMSIFT_HOME": str(tmp_path)}), project_root=tmp_path)
-    remote = open_services(load_config({"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_DECIDER": "openai",
-                                        "MEMSIFT_DECIDER_URL": "http://127.0.0.1:9/v1",
+def test_open_services_wraps_the_embedded_decider_only_when_the_judge_is_on(tmp_path):
+    on = {"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_JUDGE": "semantic"}
+    default = open_services(load_config({"MEMSIFT_HOME": str(tmp_path)}), project_root=tmp_path)
+    embedded = open_services(load_config(on), project_root=tmp_path)
+    remote = open_services(load_config({**on, "MEMSIFT_DECIDER": "openai", "MEMSIFT_DECIDER_URL": "http://127.0.0.1:9/v1",
                                         "MEMSIFT_DECIDER_MODEL": "m"}), project_root=tmp_path)
 
+    assert default.embedder is None and not isinstance(default.decider, SemanticDecider)  # lexical by default
     assert isinstance(embedded.decider, SemanticDecider) and embedded.embedder is not None
     assert not isinstance(remote.decider, SemanticDecider)  # the head is calibrated on the embedded judge
 

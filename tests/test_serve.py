@@ -38,6 +38,12 @@ OTHER_VERSION = "import memsift; memsift.__version__ = '0.0.1'; from memsift._cl
 PATIENCE = 120.0  # seconds a poll waits for a server loading its model on a busy machine
 
 
+@pytest.fixture(autouse=True)
+def semantic_judge_on(monkeypatch):
+    """The server serves the semantic judge, which is off by default: these tests turn it on."""
+    monkeypatch.setenv("MEMSIFT_JUDGE", "semantic")
+
+
 def until(condition, what: str, timeout: float = PATIENCE):
     """Poll ``condition`` until it returns something true; fail saying ``what`` did not happen."""
     deadline = time.monotonic() + timeout
