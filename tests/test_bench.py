@@ -261,13 +261,15 @@ def run_bench(*args: str, home: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def test_bench_json_prints_one_object_per_pipeline(scenario_file, memsift_home):
+@pytest.mark.parametrize("judge", ["lexical", "semantic"])
+def test_bench_json_prints_one_object_per_pipeline(scenario_file, memsift_home, monkeypatch, judge):
+    monkeypatch.setenv("MEMSIFT_JUDGE", judge)
     done = run_bench(str(scenario_file), "--json", home=memsift_home)
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    # With the [semantic] extra, memsift is judged semantically and the lexical judge runs beside it.
-    lexical = ["memsift-lexical"] if installed() else []
+    # With the semantic judge on (and its extra installed), the lexical judge runs beside it.
+    lexical = ["memsift-lexical"] if judge == "semantic" and installed() else []
     assert [json.loads(line)["pipeline"] for line in lines] == ["memsift", *lexical, "every-message"]
     for line in lines:
         result = json.loads(line)
@@ -291,12 +293,10 @@ def test_bench_without_json_prints_the_table(scenario_file, memsift_home):
     assert done.returncode == 0, done.stderr
     assert "reminders found" in done.stdout and "every-message" in done.stdout
     legend = done.stdout.rsplit("\n\n", 1)[1].splitlines()  # under the table: what each column is
-    assert [line.split(":")[0].strip() for line in legend] == \
-        ["memsift", *(["memsift-lexical"] if installed() else []), "every-message"]
+    assert [line.split(":")[0].strip() for line in legend] == ["memsift", "every-message"]  # lexical by default
 
 
-def test_bench_with_judge_lexical_prints_memsift_judged_lexically(scenario_file, memsift_home, monkeypatch):
-    monkeypatch.setenv("MEMSIFT_JUDGE", "lexical")
+def test_bench_judges_lexically_by_default(scenario_file, memsift_home):
     done = run_bench(str(scenario_file), "--json", home=memsift_home)
 
     assert done.returncode == 0, done.stderr
