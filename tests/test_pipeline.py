@@ -90,7 +90,7 @@ def test_recall_a_note_that_answers_ends_the_search(project):
 
 def test_recall_answers_from_40000_notes_judging_only_the_closest_50(services):
     """Every note was judged once: near 40,000 the judge ran past the decider's 2 s deadline and
-    memory went quiet. Narrowed, as many notes are judged at 40,000 as at 300."""
+    memory went quiet. Narrowed, at most as many notes are judged at 40,000 as at 300."""
     words = "ledger invoice webhook shard replica cursor tenant quota bucket kernel socket proxy".split()
     filler = [f"decision: the {words[n % 12]} worker{n} uses batch {n % 97} for the {words[n % 7]} export"
               for n in range(40_000)]
@@ -101,7 +101,8 @@ def test_recall_answers_from_40000_notes_judging_only_the_closest_50(services):
     assert [item.text for item in result.items] == [CADDY]
     assert result.items[0].source == "notes.md:25001"
     notes_step = next(step for step in result.trace if step.stage == "notes")
-    assert notes_step.why.startswith(f"{services.config.narrowed_notes} notes judged")
+    judged = int(notes_step.why.split(" notes judged")[0])  # the rare words' matches: at most the narrowed few
+    assert 1 <= judged <= services.config.narrowed_notes, notes_step.why
 
 
 def test_recall_a_passage_from_the_store_goes_through_gate_search_and_judge(project):
