@@ -129,7 +129,7 @@ def embedder_for(config: Config, *, served_wait: float | None = None,
         return None
     from .semantic.model import installed
 
-    if config.judge == "auto" and config.embedding_model is None and not installed():
+    if config.embedding_model is None and not installed():  # without the extra, memsift judges lexically
         return None
     embedder: Embedder
     if served_wait is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import operator
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -35,11 +36,13 @@ from .._files import is_damaged_database, private_file, set_aside
 if TYPE_CHECKING:
     import sqlite3
 
-try:
-    from math import sumprod as _sumprod  # type: ignore[attr-defined,unused-ignore]  # Python 3.12+
-except ImportError:  # Python 3.11: the same sum, a little slower
-    def _sumprod(a: Iterable[float], b: Iterable[float]) -> float:
-        return float(sum(map(operator.mul, a, b)))
+_FAST_SUMPROD = getattr(math, "sumprod", None)  # Python 3.12+
+
+
+def _sumprod(a: Iterable[float], b: Iterable[float]) -> float:
+    if _FAST_SUMPROD is not None:
+        return float(_FAST_SUMPROD(a, b))
+    return float(sum(map(operator.mul, a, b)))  # Python 3.11: the same sum, a little slower
 
 
 class Row(Sequence[float]):
