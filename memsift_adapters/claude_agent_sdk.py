@@ -93,9 +93,9 @@ async def _recalled(payload: dict[str, Any]) -> Output:
     from memsift._quiet import surely_quiet
     from memsift.pipeline import arecall
 
-    message = recall_message(AGENT, payload)
-    if surely_quiet(message.text):
+    if surely_quiet(payload["prompt"]):  # before the transcript is read, as the command-line hook does
         return {}
+    message = recall_message(AGENT, payload)
     services = await asyncio.to_thread(_services, AGENT, payload, with_loaded_files=True)
     result = await arecall(message, services)
     _decided(AGENT, "UserPromptSubmit", payload, result)
