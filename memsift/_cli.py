@@ -1,4 +1,4 @@
-"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, doctor, serve."""
+"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, show, doctor, serve."""
 
 from __future__ import annotations
 
@@ -119,6 +119,11 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--project", default=".", help="a folder of the project (default: here)")
     search.add_argument("--limit", type=int, default=5, help="at most this many of each (default 5)")
     search.set_defaults(run=_search)
+
+    show = sub.add_parser("show", help="print a kept fact and the whole exchange it came from (its ex-… pointer)")
+    show.add_argument("id", metavar="POINTER", help="the pointer a note line ends with: ex-3f2a9c1b")
+    show.add_argument("--project", default=".", help="a folder of the project (default: here)")
+    show.set_defaults(run=_show)
 
     doctor = sub.add_parser("doctor", help="can memory work here: settings, services, hooks, last decisions")
     doctor.add_argument("--project", default=".", help="the project root (default: here)")
@@ -307,3 +312,9 @@ def _search(ns: argparse.Namespace) -> int:
     from ._search import print_search
 
     return print_search(" ".join(ns.query), ns.project, limit=ns.limit)
+
+
+def _show(ns: argparse.Namespace) -> int:
+    from ._search import print_source
+
+    return print_source(ns.id, ns.project)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from ._bounds import NOTE_CHARS
+
+# The tail retain writes after a fact: "(decision 2026-12-01 ex-3f2a9c1b)".
+_TAIL = re.compile(r"\s\([a-z_]+ \d{4}-\d{2}-\d{2} ex-[0-9a-f]+\)$")
 
 
 def split_lines(text: str) -> list[str]:
@@ -35,3 +40,16 @@ def readable(line: str) -> str:
     if line.isascii():
         return line
     return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+    """A line that holds a note: not blank, not a heading (``#``)."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def fact_of(line: str) -> str:
+    """A note line without the tail retain writes after its fact: what the line says.
+
+    >>> fact_of("We cap uploads at 25 MB. (constraint 2026-12-01 ex-3f2a9c1b)")
+    'We cap uploads at 25 MB.'
+    """
+    return _TAIL.sub("", line.rstrip())

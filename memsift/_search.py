@@ -1,4 +1,4 @@
-"""``memsift notes`` and ``memsift search``: memory read by the agent itself, on demand.
+"""``memsift notes``, ``memsift search`` and ``memsift show``: memory read by the agent itself, on demand.
 
 The hooks add what answers a message on their own; when the user refers to
 earlier work they did not bring, the agent asks:
@@ -9,8 +9,10 @@ earlier work they did not bring, the agent asks:
     store (embedded store):
       nothing close
 
-Plain text, each hit with a pointer to where it came from. The query is
-redacted before it reaches a store.
+Plain text, each hit with a pointer to where it came from; a fact memsift kept
+comes with the head of the exchange it was distilled from, and ``memsift show
+ex-…`` prints that exchange whole. The query is redacted before it reaches a
+store.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
+from typing import Any
 
 from .config import load_config
 from .notes import NotesFile, one_line
@@ -27,7 +31,8 @@ from .stages import EndPath, Sift, call_service
 from ._text import content_words, stem
 from .types import Item, Message
 
-SHOWN_CHARS = 600  # a stored exchange can be long: the agent gets its start, and the pointer
+SHOWN_CHARS = 600  # a passage from elsewhere can be long: the agent gets its start, and the pointer
+EXCHANGE_SHOWN = 200  # under a fact, the head of its exchange: `memsift show` prints the rest
 
 
 def print_notes(folder: str | os.PathLike[str], *, restore: bool = False, forget: bool = False) -> int:
@@ -110,21 +115,52 @@ def matching_notes(query: str, notes: list[Item]) -> list[Item]:
 
 def _search_store(services: Services, query: str, limit: int) -> tuple[list[Item], str]:
     """The store's closest passages, within its deadline and minding its breaker; or why none."""
+    assert services.store is not None
+    found = _within_deadline(services, services.store.search, query, limit=limit,
+                             timeout=services.config.store_deadline)
+    return ([], found) if isinstance(found, str) else (found, "")
+
+
+def print_source(item_id: str, folder: str | os.PathLike[str]) -> int:
+    """Print the item *item_id* of the store (a note line's pointer, ``ex-3f2a9c1b``): its fact line,
+    then the whole exchange it was distilled from. 1 when the store does not hold it."""
+    services = open_services(load_config(), project_root(folder))
+    store = services.store
+    get = getattr(store, "get", None)
+    if store is None or get is None:
+        print(f"memsift: the store ({store.name if store else 'none'}) cannot show an item by its id")
+        return 1
+    item = _within_deadline(services, get, item_id)
+    if not isinstance(item, Item):
+        print(f"memsift: {item or f'the store ({store.name}) holds no item {item_id}'}")
+        return 1
+    print(f"{item.id}  {item.source}")
+    print(f"fact: {one_line(item.text)}")
+    print(f"exchange:\n{item.exchange}" if item.exchange else "(no exchange: the passage is all there is)")
+    return 0
+
+
+def _within_deadline(services: Services, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """What the store's *call* returns, within its deadline and minding its breaker; or why not (a str)."""
     store = services.store
     assert store is not None
     deadline = services.config.store_deadline
-    state = Sift(message=Message(query))
+    state = Sift(message=Message(" ".join(map(str, args))))
     try:
-        return call_service(services, state, "search", store, deadline, time.perf_counter(), store.search,
-                            query, limit=limit, timeout=deadline), ""
+        return call_service(services, state, "search", store, deadline, time.perf_counter(), call, *args, **kwargs)
     except EndPath as end:
-        return [], end.state.notice or end.state.stopped_by
+        return end.state.notice or end.state.stopped_by
 
 
 def _print_items(items: list[Item], none: str) -> None:
     if not items:
         print(f"  {none}")
     for item in items:
-        text = escaped(one_line(item.text))
-        shown = text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1].rstrip() + "…"
-        print(f"  {item.source}  {shown}")
+        print(f"  {item.source}  {_shown(item.text)}")
+        if item.exchange:
+            print(f"      from the exchange ({item.id}): {_shown(item.exchange, EXCHANGE_SHOWN)}")
+
+
+def _shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    text = escaped(one_line(text))
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -79,6 +79,9 @@ class Item:
 
     ``source`` points a reader to where it came from (``notes.md:12``,
     ``cognee:memsift``); ``score`` is the retrieval score, when there is one.
+    An item memsift kept itself has its fact line as ``text`` (what is judged
+    and shown) and the whole exchange it was distilled from as ``exchange``
+    (``memsift show <id>`` prints it); '' for any other item.
     """
 
     id: str
@@ -86,6 +89,7 @@ class Item:
     origin: Literal["note", "passage"]
     source: str
     score: float = 0.0
+    exchange: str = ""
 
 
 # -- the decider's questions and answers (the shape of Jev's System One API) --

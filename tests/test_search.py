@@ -81,3 +81,48 @@ def test_search_says_nothing_shares_a_word_and_a_store_that_is_down(project):
 
     assert "  no note shares a word with it\n" in out
     assert f"store (Cognee at {url}):\n  memory paused: Cognee at {url} unreachable" in out
+
+
+LOCKS_FACT = ("We use Postgres advisory locks instead of Redis locks, because a lock must die with its "
+              "connection. (decision 2026-12-01 ex-0a1b2c3d)")
+LOCKS_EXCHANGE = ("the cron runs twice sometimes when two workers start together, how do we stop that?\n\n"
+                  "We use Postgres advisory locks instead of Redis locks, because a lock must die with its "
+                  "connection: pg_try_advisory_lock(42) at the start of the job.")
+
+
+def kept_fact(project: Path) -> None:
+    """What retain leaves behind for one kept exchange: the fact line in the notes, both in the store."""
+    NotesFile(project_dir(project) / "notes.md").append([LOCKS_FACT])
+    store = SQLiteStore(project_dir(project) / "store.sqlite")
+    store.add([Item("ex-0a1b2c3d", LOCKS_FACT, "passage", "memsift:decision", exchange=LOCKS_EXCHANGE)],
+              timeout=5)
+    store.close()
+
+
+def test_search_shows_a_kept_fact_and_the_head_of_its_exchange(project):
+    kept_fact(project)
+
+    out = memsift("search", "advisory", "locks", cwd=project).stdout
+
+    assert f"notes.md:1  {LOCKS_FACT}" in out
+    assert f"memsift:decision  {LOCKS_FACT}" in out
+    assert "      from the exchange (ex-0a1b2c3d): the cron runs twice sometimes" in out
+
+
+def test_show_prints_the_whole_exchange_a_note_line_points_to(project):
+    kept_fact(project)
+    pointer = NotesFile(project_dir(project) / "notes.md").lines()[0].rsplit(" ", 1)[1].rstrip(")")
+
+    out = memsift("show", pointer, cwd=project / "ios").stdout
+
+    assert out == f"ex-0a1b2c3d  memsift:decision\nfact: {LOCKS_FACT}\nexchange:\n{LOCKS_EXCHANGE}\n"
+
+
+def test_show_of_a_pointer_the_store_does_not_hold_says_so_and_fails(project):
+    kept_fact(project)
+
+    result = subprocess.run([str(MEMSIFT), "show", "ex-ffffffff"], capture_output=True, text=True, cwd=project,
+                            timeout=60)
+
+    assert result.returncode == 1
+    assert result.stdout == "memsift: the store (embedded store) holds no item ex-ffffffff\n"

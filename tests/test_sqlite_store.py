@@ -171,3 +171,28 @@ def test_closing_the_store_while_an_abandoned_search_runs_does_not_crash(tmp_pat
 
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() == "survived"
+
+
+def test_a_store_written_before_passages_had_their_exchange_keeps_its_rows_and_takes_new_ones(tmp_path):
+    path = tmp_path / "store.sqlite"
+    old = sqlite3.connect(path)  # the schema of a store written before the exchange column
+    old.executescript("""
+        CREATE TABLE passages (id TEXT PRIMARY KEY, text TEXT NOT NULL, source TEXT NOT NULL);
+        CREATE VIRTUAL TABLE passages_fts USING fts5(text, content='passages', content_rowid='rowid',
+                                                     tokenize='porter unicode61');
+        CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_fts(rowid, text) VALUES (new.rowid, new.text);
+        END;
+        INSERT INTO passages (id, text, source) VALUES ('ex-old', 'the worker heap is capped at 1536 MB', 'memsift:x');
+    """)
+    old.close()
+    store = SQLiteStore(path)
+
+    store.add([Item("ex-new", "the worker queue holds 500 jobs", "passage", "memsift:y", exchange="q\n\na")],
+              timeout=1)
+
+    assert sorted((i.id, i.exchange) for i in store.search("worker", limit=5, timeout=1)) == \
+        [("ex-new", "q\n\na"), ("ex-old", "")]
+    assert store.get("ex-old") == Item("ex-old", "the worker heap is capped at 1536 MB", "passage", "memsift:x")
+    assert store.get("ex-missing") is None
+    store.close()

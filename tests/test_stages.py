@@ -598,18 +598,40 @@ def test_revise_lands_each_edit_on_the_line_it_named_after_another_retain_moved_
     assert notebook.lines() == [HTMX, "a line another retain added"]
 
 
-def test_sync_adds_the_exchange_to_the_embedded_store_once(services):
-    state = kept(INCIDENT)
+STREAMED = ("The export loaded the whole orders table with fetchall(); a server-side cursor now streams "
+            f"5000 rows at a time. (incident 2026-12-01 {exchange_id(INCIDENT)})")
+
+
+def test_sync_adds_the_fact_line_to_the_embedded_store_once_with_its_exchange(services):
+    state = evolve(kept(INCIDENT), line=STREAMED)
 
     sync(services, state)
     out = sync(services, state)
 
-    found = services.store.search("nightly export crashed out of memory", limit=5, timeout=1)
+    found = services.store.search("export fetchall orders table", limit=5, timeout=1)
     assert len(found) == 1
-    assert found[0].text == f"{INCIDENT.user}\n\n{INCIDENT.assistant}"
+    assert found[0].text == STREAMED  # the fact is what is searched, judged and shown
+    assert found[0].exchange == f"{INCIDENT.user}\n\n{INCIDENT.assistant}"  # the whole, as its source
     assert found[0].id == exchange_id(INCIDENT)
     assert found[0].source == "memsift:incident"
+    assert services.store.get(exchange_id(INCIDENT)) == evolve(found[0], score=0.0)
     assert out.trace[-1].stage == "sync" and out.trace[-1].verdict == "stored"
+
+
+def test_an_exchange_stored_whole_is_judged_and_shown_by_its_best_sentences(services, scripted):
+    story = ("So yesterday I was going through the worker logs with the team and we saw lots of noise about "
+             "retries, a dashboard that was red, and a long thread in chat about what to do next. ") * 4
+    whole = f"{story}\n\nWe use Postgres advisory locks instead of Redis locks, because a lock must die with " \
+            "its connection. Anything else you want me to look at?"
+    old = Item("ex-00aa11bb", whole, "passage", "memsift:decision")  # kept before items had fact lines
+    state = sift("why not Redis for mutual exclusion?", kind=Kind.PAST_CHOICE, candidates=(old,))
+
+    decider = scripted(answers=lambda item, origin: 0.9 if "advisory" in item else 0.1)
+    out = judge(with_decider(services, decider), state)
+
+    [judged] = [q.instructions["item"] for q in decider.asked("answers")]
+    assert "advisory locks" in judged and "dashboard" not in judged and len(judged) <= 300
+    assert out.chosen[0].text == judged and out.chosen[0].exchange == whole
 
 
 def test_sync_without_a_store_does_nothing(services):

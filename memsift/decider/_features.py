@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
+from .._note_lines import fact_of
 from .._text import content_words, stem, words
 
 BUCKETS = 1 << 15
@@ -213,8 +214,6 @@ def fact_features(clause: str, user: str, *, from_user: bool, position: int,
 
 # -- the novel question's features: does a new note line restate or update an older one --
 
-_TAIL = re.compile(r"\s\([a-z_]+ \d{4}-\d{2}-\d{2} ex-[0-9a-f]+\)$")  # the tail retain writes
-
 
 def specifics(text: str) -> set[str]:
     """The named things and figures of a text, code spans included, as lower-case tokens: what a
@@ -226,7 +225,7 @@ def specifics(text: str) -> set[str]:
 
 def novel_features(note: str, new: str) -> dict[str, float]:
     """How a new line stands to an older note: shared words, shared and changed specifics."""
-    note, new = _TAIL.sub("", note), _TAIL.sub("", new)
+    note, new = fact_of(note), fact_of(new)
     a, b = {stem(w) for w in content_words(note)}, {stem(w) for w in content_words(new)}
     sa, sb = specifics(note), specifics(new)
     return {

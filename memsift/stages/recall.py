@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from attrs import evolve
 
 from .._bounds import MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
+from .._note_lines import fact_of
 from .._text import content_words, stem
 from ..config import Config
 from ..notes import one_line
@@ -194,18 +195,34 @@ def judge(services: Services, state: Sift) -> Sift:
 
 def _judged(services: Services, state: Sift, stage: str, t0: float, items: Sequence[Item]) -> list[Item]:
     """Every item with the judged probability that it answers the message as its score, best first;
-    of two judged alike the later one, which is the newer note."""
+    of two judged alike the later one, which is the newer note.
+
+    What is judged is the item's fact (a note line without its tail); a long item from elsewhere
+    is judged, and then shown, by its best sentences (``_excerpt``), the whole kept as its source.
+    """
     if not items:
         return []
+    items = _facts(items, search_query(state.message))
     scrub = scrubber(services.redactor)  # a note may hold a pasted secret too
     questions = {
-        str(i): Noul("answers", {"question": ANSWERS, "item": bounded(item.text, NOTE_CHARS, scrub),
+        str(i): Noul("answers", {"question": ANSWERS, "item": bounded(fact_of(item.text), NOTE_CHARS, scrub),
                                  "origin": item.origin})
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
     order = sorted(range(len(items)), key=lambda i: (_probability(answers[str(i)]), i), reverse=True)
     return [evolve(items[i], score=_probability(answers[str(i)])) for i in order]
+
+
+def _facts(items: Sequence[Item], query: str) -> list[Item]:
+    """The items as they are judged and shown: a long one cut to its best sentences."""
+    from ._excerpt import excerpt  # a searching message only
+
+    out = []
+    for item in items:
+        cut = excerpt(item.text, query)
+        out.append(item if cut == item.text else evolve(item, text=cut, exchange=item.exchange or item.text))
+    return out
 
 
 def _passing(config: Config, kind: Kind | None, judged: Sequence[Item]) -> tuple[Item, ...]:

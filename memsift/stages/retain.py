@@ -183,7 +183,8 @@ def revise(services: Services, state: Keep) -> Keep:
 
 
 def sync(services: Services, state: Keep) -> Keep:
-    """Send the kept exchange to the store, whole, through the outbox: what cannot go now goes later."""
+    """Send the kept exchange's fact line and the exchange it came from to the store, through the
+    outbox: what cannot go now goes later."""
     t0 = time.perf_counter()
     store = services.store
     if store is None:
@@ -200,9 +201,10 @@ def sync(services: Services, state: Keep) -> Keep:
 
 
 def passage(state: Keep) -> Item:
-    """The store's item for a kept exchange: the whole of it, redacted."""
-    text = f"{state.exchange.user}\n\n{state.exchange.assistant}"
-    return Item(exchange_id(state.exchange), text, "passage", f"memsift:{state.category}")
+    """The store's item for a kept exchange: its fact line, judged and shown as a note is, and the
+    whole exchange, redacted, as its source (``memsift show ex-…`` prints it)."""
+    whole = f"{state.exchange.user}\n\n{state.exchange.assistant}"
+    return Item(exchange_id(state.exchange), state.line, "passage", f"memsift:{state.category}", exchange=whole)
 
 
 def catch_up(services: Services, state: Keep) -> Keep:

@@ -12,6 +12,12 @@ What goes over the wire, and when:
   call), limited to the project's dataset and node set; a chunk the server
   returns from any other is dropped. A result's file name gives back the
   item id it was added under.
+- ``get``: one item by its id (``memsift show``), its file read back whole.
+
+An item memsift kept (a fact line and the exchange it came from) goes up as
+one file: the fact line, a marker line, the exchange. A chunk holding the
+marker comes back as the fact with its exchange; any other chunk (a dataset
+other tools feed, a later piece of a long file) as its text.
 
     >>> store = CogneeStore("http://127.0.0.1:8011", api_key="...")
     >>> store.add([Item("a1", "We chose Stripe over Adyen: Adyen wants a sales call.",
@@ -148,6 +154,20 @@ class CogneeStore:
             self._cognify(dataset_id, deadline)
         return held
 
+    def get(self, item_id: str, *, timeout: float = 12.0) -> Item | None:
+        """The item stored under *item_id*, read back whole; None when the dataset has no such file."""
+        deadline = time.monotonic() + timeout
+        dataset_id = self._ensure_dataset(deadline)
+        data_id = self._stored_names(dataset_id, deadline).get(_stem(item_id))
+        if data_id is None:
+            return None
+        reply = self._request("GET", f"/api/v1/datasets/{dataset_id}/data/{data_id}/raw", deadline)
+        if reply.status == 404:
+            return None
+        if not 200 <= reply.status < 300:
+            self._answer(reply)  # raises the error its status means
+        return _item(item_id, reply.body.decode("utf-8", "replace"), self.source)
+
     def settle(self, timeout: float) -> None:
         """Wait until the dataset's cognify pipeline has completed."""
         deadline = time.monotonic() + timeout
@@ -222,8 +242,7 @@ class CogneeStore:
         for chunk in sorted(chunks, key=lambda c: c.get("score", 1.0)):  # a distance: lower is closer
             name = chunk.get("document_name") or chunk.get("document_id") or chunk["id"]
             item_id = _item_id(str(name))
-            best.setdefault(item_id, Item(id=item_id, text=chunk["text"], origin="passage",
-                                          source=self.source, score=_similarity(chunk)))
+            best.setdefault(item_id, _item(item_id, chunk["text"], self.source, _similarity(chunk)))
         return list(best.values())
 
     # -- HTTP: authentication, deadlines, retries, error mapping ---------------
@@ -400,8 +419,24 @@ def _item_id(document_name: str) -> str:
     return urllib.parse.unquote(document_name.removesuffix(".txt"))
 
 
+EXCHANGE_MARK = "[the exchange this fact was kept from]"  # between a fact line and its exchange, in one file
+
+
+def _document(item: Item) -> str:
+    """What an item's file holds: its text, and its exchange after the marker when it has one."""
+    return f"{item.text}\n\n{EXCHANGE_MARK}\n{item.exchange}" if item.exchange else item.text
+
+
+def _item(item_id: str, text: str, source: str, score: float = 0.0) -> Item:
+    """An item from a file's text (or a chunk of it): a fact line and its exchange, or a passage."""
+    fact, mark, exchange = text.partition(EXCHANGE_MARK)
+    if not mark or not fact.strip():  # no marker, or a chunk starting at it: the text is all there is
+        return Item(item_id, text, "passage", source, score)
+    return Item(item_id, fact.strip(), "passage", source, score, exchange=exchange.strip())
+
+
 def _upload(item: Item) -> tuple[str, bytes, str]:
-    return f"{_stem(item.id)}.txt", item.text.encode("utf-8"), "text/plain"
+    return f"{_stem(item.id)}.txt", _document(item).encode("utf-8"), "text/plain"
 
 
 def _check_settings(url: str, dataset: str, api_key: str | None, user: str | None,

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# ``text`` is what is searched, judged and shown (a kept exchange's fact line); ``exchange`` the
+# whole exchange it came from, for ``memsift show`` ('' for a passage that is all text).
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS passages (id TEXT PRIMARY KEY, text TEXT NOT NULL, source TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS passages (id TEXT PRIMARY KEY, text TEXT NOT NULL, source TEXT NOT NULL,
+    exchange TEXT NOT NULL DEFAULT '');
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
     text, content='passages', content_rowid='rowid', tokenize='porter unicode61');
 CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
@@ -47,6 +50,13 @@ def match_any(text: str) -> str | None:
         return None
     # Each term quoted, so FTS5 syntax in a message ("NOT", "*", ":") stays text.
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _add_exchange_column(db: sqlite3.Connection) -> None:
+    """A store written before passages had their exchange gets the column, empty for the old rows."""
+    if "exchange" not in {row[1] for row in db.execute("PRAGMA table_info(passages)")}:
+        with db:
+            db.execute("ALTER TABLE passages ADD COLUMN exchange TEXT NOT NULL DEFAULT ''")
 
 
 class SQLiteStore:
@@ -71,6 +81,7 @@ class SQLiteStore:
             # check_same_thread off: calls run in a deadline thread (budget.within).
             db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
             db.executescript(_SCHEMA)
+            _add_exchange_column(db)
             self._db = db
         return self._db
 
@@ -78,8 +89,8 @@ class SQLiteStore:
         def insert(db: sqlite3.Connection) -> None:
             with db:
                 db.executemany(
-                    "INSERT OR IGNORE INTO passages (id, text, source) VALUES (?, ?, ?)",
-                    [(item.id, item.text, item.source) for item in items],
+                    "INSERT OR IGNORE INTO passages (id, text, source, exchange) VALUES (?, ?, ?, ?)",
+                    [(item.id, item.text, item.source, item.exchange) for item in items],
                 )
 
         self._healing(insert)
@@ -97,12 +108,22 @@ class SQLiteStore:
         if match is None:
             return []
         rows = self._healing(lambda db: db.execute(
-            "SELECT p.id, p.text, p.source, bm25(passages_fts) FROM passages_fts"
+            "SELECT p.id, p.text, p.source, bm25(passages_fts), p.exchange FROM passages_fts"
             " JOIN passages p ON p.rowid = passages_fts.rowid"
             " WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
             (match, limit),
         ).fetchall())
-        return [Item(id_, text, "passage", source, -rank) for id_, text, source, rank in rows]
+        return [Item(id_, text, "passage", source, -rank, exchange) for id_, text, source, rank, exchange in rows]
+
+    def get(self, item_id: str) -> Item | None:
+        """The passage stored under *item_id*, its exchange with it; None when there is none.
+
+        >>> store.get("ex-3f2a9c1b").exchange
+        'how do we cap uploads?\n\nAt 25 MB: Vercel rejects bigger bodies.'
+        """
+        row = self._healing(lambda db: db.execute(
+            "SELECT id, text, source, exchange FROM passages WHERE id = ?", (item_id,)).fetchone())
+        return None if row is None else Item(row[0], row[1], "passage", row[2], exchange=row[3])
 
     def _healing(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """``work`` on the database; on a damaged file, once more on a new one, the old set aside."""

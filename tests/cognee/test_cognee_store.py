@@ -247,3 +247,20 @@ def test_what_retain_sends_to_cognee_is_redacted(cognee_server, tmp_path):
     chunks = raw_chunks(cognee_server.url, services.store.dataset, "nightly export out of memory")
     assert chunks and all(token not in chunk["text"] for chunk in chunks)
     assert any("[REDACTED:github-token]" in chunk["text"] for chunk in chunks)
+
+
+def test_a_kept_fact_comes_back_with_its_exchange_from_search_and_by_its_id(store):
+    fact = ("Sessions live in Postgres, Redis is only a cache: a Redis restart logged everyone out. "
+            "(decision 2026-12-01 ex-5e551045)")
+    exchange = "where should login sessions live?\n\nIn Postgres: when Redis restarted in May, everyone was logged out."
+    store.add([Item("ex-5e551045", fact, "passage", "memsift:decision", exchange=exchange),
+               memory("turbine")], timeout=60)
+    store.settle(120)
+
+    found = {item.id: item for item in store.search("which database holds login state", limit=5, timeout=12)}
+
+    assert (found["ex-5e551045"].text, found["ex-5e551045"].exchange) == (fact, exchange)
+    assert (found["turbine"].text, found["turbine"].exchange) == (MEMORIES["turbine"][0], "")
+    kept = store.get("ex-5e551045")
+    assert kept is not None and (kept.text, kept.exchange, kept.source) == (fact, exchange, store.source)
+    assert store.get("ex-00000000") is None
