@@ -63,6 +63,10 @@ class Config:
     # A message that asks about memory itself (an earlier choice, an earlier session, work left
     # off) can only be answered from memory: its best match is worth adding at a lower bar.
     asked_threshold: float = 0.5
+    # The same two bars for a passage of the store: judged on other memory (facts kept whole with
+    # their exchange, passages from elsewhere), calibrated apart (docs/training.md).
+    store_answers_threshold: float = 0.7
+    store_asked_threshold: float = 0.5
     settled_threshold: float = 0.8  # a note this sure ends the search: the store is not asked...
     settled_margin: float = 0.15  # ...when it leads the next note by this much
     worth_threshold: float = 0.3
@@ -136,6 +140,7 @@ BACKENDS = ("embedded", "systemone", "openai", "anthropic")
 # The question task each threshold is compared with, where its name does not say it (worth_threshold:
 # worth). A [backend] table of config.toml sets the thresholds of the tasks that backend answers.
 _TASK_OF = {"search_threshold": "kind", "asked_threshold": "answers", "settled_threshold": "answers",
+            "store_answers_threshold": "answers", "store_asked_threshold": "answers",
             "settled_margin": "answers", "repeat_threshold": "answers"}
 THRESHOLD_TASKS = {f.name: _TASK_OF.get(f.name, f.name.removesuffix("_threshold"))
                    for f in fields(Config) if f.name.endswith("_threshold") or f.name in _TASK_OF}

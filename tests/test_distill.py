@@ -36,6 +36,22 @@ def test_a_short_text_still_gives_its_one_clause():
     assert clauses("use pnpm") == ["use pnpm"]
 
 
+def test_clauses_without_questions_leave_out_what_asks_and_keep_what_states():
+    text = "Can we send all 5000 lines at once? We're on the small plan. Any problem (for the API)?"
+
+    assert clauses(text, questions=False) == ["We're on the small plan."]
+    assert len(clauses(text)) == 3
+
+
+def test_pick_completes_a_decision_with_its_reason_whatever_its_score():
+    scored = [(0.9, 0, "We picked RQ for the jobs."), (0.1, 1, "Celery is fine too."),
+              (0.2, 2, "RQ is enough because we only have five job types.")]
+
+    assert pick(scored, threshold=0.5) == ["We picked RQ for the jobs."]
+    assert pick(scored, threshold=0.5, category="decision") == [
+        "We picked RQ for the jobs.", "RQ is enough because we only have five job types."]
+
+
 def test_pick_takes_the_likeliest_then_its_neighbour_in_the_order_said():
     scored = [(0.2, 0, "Thanks for the logs."), (0.9, 1, "The cause was a full disk."),
               (0.6, 2, "A nightly prune keeps it under 20 GB."), (0.7, 5, "Later we may move the cache.")]

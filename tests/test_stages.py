@@ -670,8 +670,51 @@ def test_distill_writes_the_likeliest_clauses_with_category_day_and_pointer(serv
     fact, tail = out.line.rsplit(" (", 1)
     assert fact == " ".join(likely)
     assert re.fullmatch(rf"incident \d{{4}}-\d\d-\d\d {exchange_id(exchange)}\)", tail)
-    assert [q.instructions["origin"] for q in decider.asked("fact")] == ["user", "assistant", "assistant",
-                                                                          "assistant"]
+    # the user's question is never the fact: its clauses are not even asked about
+    assert [q.instructions["origin"] for q in decider.asked("fact")] == ["assistant", "assistant", "assistant"]
+
+
+def test_distill_never_takes_the_users_question_but_takes_what_they_state(services, scripted):
+    exchange = Exchange("I'm going to send the whole price list with all 9000 rows in one request, any problem? "
+                        "We run on the small plan since May.",
+                        "Yes: the gateway rejects bodies over 6 MB, so the import now sends 1000 rows per request.")
+    decider = scripted(fact=lambda clause, origin: 0.95 if origin == "user" else 0.6)
+
+    out = distill(with_decider(services, decider), kept(exchange, Category.CONSTRAINT))
+
+    asked = [q.instructions["item"] for q in decider.asked("fact")]
+    assert not any("9000 rows" in clause for clause in asked)
+    assert "We run on the small plan since May." in asked
+    assert "the gateway rejects bodies over 6 MB" in out.line
+
+
+def test_an_incidents_line_holds_its_cause_and_its_fix(services, scripted):
+    exchange = Exchange("logins fail every morning",
+                        "The session table filled the 10 GB disk because expired rows were never deleted. "
+                        "Checked the other tables too, they are small. "
+                        "A nightly job now deletes sessions older than 30 days.")
+    cause = "The session table filled the 10 GB disk because expired rows were never deleted."
+    decider = scripted(fact=lambda clause, origin: 0.9 if clause == cause else 0.2)  # only the cause is likely
+
+    out = distill(with_decider(services, decider), kept(exchange, Category.INCIDENT))
+
+    assert out.line.startswith(f"{cause} A nightly job now deletes sessions older than 30 days. (incident ")
+
+
+def test_novel_drops_a_line_that_restates_the_reminder_memory_gave_this_session(services, scripted):
+    reminder = ("We use Postgres advisory locks instead of Redis locks, because a lock must die with its "
+                "connection. (decision 2026-11-20 ex-0a1b2c3d)")
+    write_notes(services, f"{CADDY}\n{reminder}\n")
+    services.session_log.record("s7", ["ex-0a1b2c3d"])  # recall gave the stored fact by its pointer
+    line = ("Advisory locks in Postgres, not Redis locks: the lock must die with the connection. "
+            "(decision 2026-12-01 ex-99aa88bb)")
+    decider = scripted(novel=lambda note, new: "differs")  # the decider sees nothing repeated
+
+    out = novel(with_decider(services, decider), evolve(kept(Exchange("why not redis?", "...", "s7")), line=line))
+
+    assert not out.keep and out.stopped_by == "novel: memory gave it this session (notes.md:2)"
+    other = novel(with_decider(services, decider), evolve(kept(Exchange("why not redis?", "...", "s8")), line=line))
+    assert other.keep is True and not other.stopped_by  # another session was not reminded: the decider decides
 
 
 def test_novel_drops_a_line_the_notes_already_hold_and_writes_nothing(services, scripted):

@@ -37,7 +37,9 @@ from memsift.decider.embedded import exchange_features  # noqa: E402
 from memsift.decider._features import (  # noqa: E402
     BUCKETS, DF_BUCKETS, JUDGE_FEATURES, MessageView, df_bucket, judge_features, make_idf, text_features,
 )
+from memsift._note_lines import fact_of  # noqa: E402
 from memsift.redact import PatternRedactor  # noqa: E402
+from memsift.stages._excerpt import excerpt  # noqa: E402
 from memsift.stages import RECENT_TURNS  # noqa: E402
 from memsift._text import content_words, stem  # noqa: E402
 from memsift.types import Category, Kind  # noqa: E402
@@ -82,7 +84,7 @@ def load_corpus(folder: Path) -> dict[str, list]:
                     worth.append((turn["text"], bool(needs)))
                 view = MessageView(turn["text"], turns[-RECENT_TURNS:])
                 for item_id, text, is_note in memory:
-                    pairs.append((view, text, turn["kind"], is_note, item_id in needs))
+                    pairs.append((view, judged_text(text, turn["text"]), turn["kind"], is_note, item_id in needs))
             turns.append(turn["text"])
         keeps += [(r["user"], r["assistant"], r["category"]) for r in data.get("retain", [])]
     for path in sorted(folder.glob("messages-*.jsonl")):
@@ -98,6 +100,11 @@ def load_corpus(folder: Path) -> dict[str, list]:
                 keeps.append((row["user"], row["assistant"], row["category"]))
                 texts += [row["user"], row["assistant"]]
     return {"kinds": kinds, "worth": worth, "pairs": pairs, "keeps": keeps, "texts": texts}
+
+
+def judged_text(item: str, message: str) -> str:
+    """An item as recall judges it: a note line without its tail, a long passage by its best sentences."""
+    return fact_of(excerpt(item, message))
 
 
 def document_frequencies(texts: list[str]) -> array:

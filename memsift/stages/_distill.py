@@ -22,7 +22,7 @@ from .._text import STOPWORDS
 
 FACT = ("Does this clause state what is worth remembering from the exchange: a choice and its reason, "
         "a limit, or a problem and its fix?")
-FACT_CHARS = 180  # the fact part of a line; with its tail (category, day, pointer) under 220 characters
+FACT_CHARS = 170  # the fact part of a line; with its tail (category, day, pointer) at most 205 characters
 CLAUSE_CHARS = 200  # a longer sentence is cut at its semicolons, colons, dashes, then before "so", "but"...
 _MIN_CHARS = 24  # shorter pieces ("Done.", "Yes:") say nothing alone
 
@@ -38,11 +38,14 @@ _OPENER = re.compile(r"^(?:yes|no|yep|nope|done|sure|right|correct|exactly|found
                      r"\s*[:,.!—-]\s+(?=\S)", re.I)
 
 
-def clauses(text: str) -> list[str]:
+def clauses(text: str, *, questions: bool = True) -> list[str]:
     """The text's sentences, long ones cut at semicolons, colons and dashes; code blocks left out.
-    Pieces too short to stand alone are left out too, unless the text has nothing longer."""
+    Pieces too short to stand alone are left out too, unless the text has nothing longer.
+    ``questions=False`` leaves out the sentences that ask: a user's question is never the fact."""
     out: list[str] = []
     for sentence in _split(_FENCE.sub(" ", text), _SENTENCE_END):
+        if not questions and sentence.rstrip(" )\"'").endswith("?"):
+            continue
         sentence = _OPENER.sub("", " ".join(_BULLET.sub("", sentence).split()))
         if len(sentence) > CLAUSE_CHARS // 2:
             sentence = _ASIDE.sub("", sentence)
@@ -86,23 +89,46 @@ def _join_short(pieces: Sequence[str]) -> list[str]:
     return out
 
 
-def pick(scored: Sequence[tuple[float, int, str]], threshold: float) -> list[str]:
-    """The best clause, then others that pass ``threshold`` while the line has room, its
-    neighbours first (a cause and its fix are usually said one after the other); in the order
-    they were said; of two clauses that score the same, the later (an answer tells what was done
-    after what was wrong). ``scored``: (probability, position, clause)."""
+def pick(scored: Sequence[tuple[float, int, str]], threshold: float, category: str = "") -> list[str]:
+    """The best clause, then what its ``category`` needs to be whole when the best one lacks it (an
+    incident's cause and its fix, a decision's reason: the likeliest clause that says it, whatever
+    its score), then others that pass ``threshold`` while the line has room, its neighbours first
+    (a cause and its fix are usually said one after the other); in the order they were said; of two
+    clauses that score the same, the later (an answer tells what was done after what was wrong).
+    ``scored``: (probability, position, clause)."""
     if not scored:
         return []
     best = max(scored, key=lambda s: (s[0], s[1]))
     chosen = [best]
     room = FACT_CHARS - len(best[2])
-    others = sorted((s for s in scored if s is not best and s[0] >= threshold),
-                    key=lambda s: (abs(s[1] - best[1]) > 1, -s[0], s[1]))
-    for candidate in others:
-        if len(candidate[2]) + 1 <= room:
+
+    def take(candidate: tuple[float, int, str]) -> None:
+        nonlocal room
+        if candidate not in chosen and len(candidate[2]) + 1 <= room:
             chosen.append(candidate)
             room -= len(candidate[2]) + 1
+
+    for part in WHOLE.get(category, ()):
+        if not any(part.search(clause) for _, _, clause in chosen):
+            saying = [s for s in scored if part.search(s[2]) and len(s[2]) + 1 <= room]
+            if saying:
+                take(max(saying, key=lambda s: (s[0], -abs(s[1] - best[1]))))
+    others = sorted((s for s in scored if s not in chosen and s[0] >= threshold),
+                    key=lambda s: (abs(s[1] - best[1]) > 1, -s[0], s[1]))
+    for candidate in others:
+        take(candidate)
     return [clause for _, _, clause in sorted(chosen, key=lambda s: s[1])]
+
+
+_CAUSE = re.compile(r"\b(?:because|caused?|came from|comes from|due to|since|the reason|root cause|"
+                    r"was (?:that|the)|fails?|failed|broke|error|timed out|leak(?:ed)?|full|expired?|"
+                    r"too (?:many|much|long|big))\b", re.I)
+_FIX = re.compile(r"\b(?:fix(?:ed)?|now|switched|moved|added|changed|set|raised|capped|replaced|wrapped|pinned|"
+                  r"restarted|reverted|rolled back|the fix|instead)\b", re.I)
+_REASON = re.compile(r"\b(?:because|since|so that|so|as|instead of|rather than|over|otherwise|to avoid|which)\b", re.I)
+# What a line of each category holds to be whole: an incident its cause and its fix, a decision its reason.
+WHOLE: dict[str, tuple[re.Pattern[str], ...]] = {"incident": (_CAUSE, _FIX), "decision": (_REASON,),
+                                                 "constraint": (_REASON,)}
 
 
 def note_line(facts: Sequence[str], category: str, day: str, pointer: str) -> str:

@@ -226,14 +226,18 @@ def _facts(items: Sequence[Item], query: str) -> list[Item]:
 
 
 def _passing(config: Config, kind: Kind | None, judged: Sequence[Item]) -> tuple[Item, ...]:
-    """The judged items that pass the bar, best first, at most ``max_items``."""
-    threshold = answers_threshold(config, kind)
-    return tuple(item for item in judged if item.score >= threshold)[: config.max_items]
+    """The judged items that pass the bar of their source, best first, at most ``max_items``."""
+    return tuple(item for item in judged if item.score >= answers_threshold(config, kind, item.origin)
+                 )[: config.max_items]
 
 
-def answers_threshold(config: Config, kind: Kind | None) -> float:
-    """The bar an item must pass: lower when the message asks about memory itself."""
-    return config.asked_threshold if kind is not None and kind.asks_memory else config.answers_threshold
+def answers_threshold(config: Config, kind: Kind | None, origin: str = "note") -> float:
+    """The bar an item must pass, per source (a note, a passage of the store): lower when the
+    message asks about memory itself."""
+    asks = kind is not None and kind.asks_memory
+    if origin == "passage":
+        return config.store_asked_threshold if asks else config.store_answers_threshold
+    return config.asked_threshold if asks else config.answers_threshold
 
 
 def dedupe(services: Services, state: Sift) -> Sift:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from attrs import evolve
 
 from .._bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
+from .._note_lines import fact_of
 from .._text import content_words, stem
 from ..notes import exchange_id
 from ..services import Services
@@ -71,8 +72,9 @@ def distill(services: Services, state: Keep) -> Keep:
     exchange = state.exchange
     # (origin, position in its own turn, clause): the answer's first clause is its first, however long
     # the user's message was.
+    # A user's question is never the fact: only what they state is a candidate.
     said = [(origin, position, clause) for origin, text in (("user", exchange.user), ("assistant", exchange.assistant))
-            for position, clause in enumerate(distilling.clauses(text))][:MAX_CLAUSES]
+            for position, clause in enumerate(distilling.clauses(text, questions=origin == "assistant"))][:MAX_CLAUSES]
     if not said:
         return state.log("distill", "nothing to keep", t0).end("distill", "no clause states a fact")
     questions = {
@@ -81,7 +83,7 @@ def distill(services: Services, state: Keep) -> Keep:
     }
     answers = ask(services, state, "distill", t0, questions)
     scored = [(_probability(answers[str(i)]), i, clause) for i, (_, _, clause) in enumerate(said)]
-    facts = distilling.pick(scored, services.config.fact_threshold)
+    facts = distilling.pick(scored, services.config.fact_threshold, state.category.value)
     line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange))
     return evolve(state, line=line).log("distill", f"{len(facts)} of {len(said)} clauses", t0,
                                             max(p for p, _, _ in scored))
@@ -106,6 +108,10 @@ def novel(services: Services, state: Keep) -> Keep:
     config = services.config
     # The notes a new line could repeat share its words: narrowed as recall narrows them.
     nearby = services.notebook.candidates(line, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    reminded = _given(services, state.exchange.session, line, nearby)
+    if reminded:  # the answer repeats what memory gave this session (the reminder it just read)
+        return evolve(state, keep=False).log("novel", "restates", t0, why=reminded.source).end(
+            "novel", f"memory gave it this session ({reminded.source})")
     notes = _closest_notes(nearby, line)
     if not notes:
         return state.log("novel", "new", t0, why="no note on the subject")
@@ -124,6 +130,25 @@ def novel(services: Services, state: Keep) -> Keep:
     text = dict(notes)
     edits = tuple(Edit(n, "remove", old=text[n]) for n in updated)
     return evolve(state, edits=edits).log("novel", f"supersedes {len(updated)}" if updated else "new", t0)
+
+
+def _given(services: Services, session: str, line: str, notes: Sequence[Item]) -> Item | None:
+    """The note this session was given (recall's reminders, in the session log; a stored fact by
+    its pointer) that already holds the new line's words at ``said_share``: an answer that
+    restates what memory just reminded it of adds nothing."""
+    log = services.session_log
+    given = log.given(session) if log is not None and session else set()
+    if not given:
+        return None
+    from .recall import already_said  # the measure dedupe uses for a turn that restates an item
+
+    pointers = tuple(f" {item_id})" for item_id in given if item_id.startswith("ex-"))
+    share = services.config.said_share
+    for note in notes:
+        reminder = note.id in given or bool(pointers and note.text.endswith(pointers))
+        if reminder and already_said(fact_of(line), [{stem(w) for w in content_words(fact_of(note.text))}], share):
+            return note
+    return None
 
 
 def _chose(answer: Answer, option: str, threshold: float) -> bool:
