@@ -173,8 +173,10 @@ def test_retain_a_kept_exchange_appends_one_line_and_reaches_the_store(services)
     assert "server-side cursor" in lines[1] and "nightly export" not in lines[1]
     assert re.search(rf"\({result.category.value} \d{{4}}-\d\d-\d\d (ex-[0-9a-f]{{8}})\)$", lines[1])
     pointer = lines[1].rsplit(" ", 1)[1].rstrip(")")
-    stored = services.store.search("nightly export out of memory", limit=5, timeout=1)
-    assert [(p.id, p.text) for p in stored] == [(pointer, f"{INCIDENT.user}\n\n{INCIDENT.assistant}")]
+    # The store holds the same fact line, searched by its words, and the whole exchange as its source.
+    stored = services.store.search("server-side cursor memory", limit=5, timeout=1)
+    assert [(p.id, p.text, p.exchange) for p in stored] == \
+        [(pointer, lines[1], f"{INCIDENT.user}\n\n{INCIDENT.assistant}")]
     assert [step.stage for step in result.trace] == ["redact", "keep", "distill", "novel", "notes", "revise",
                                                      "sync"]
 
