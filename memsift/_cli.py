@@ -1,4 +1,5 @@
-"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, show, doctor, serve."""
+"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, show,
+doctor, serve."""
 
 from __future__ import annotations
 

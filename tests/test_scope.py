@@ -108,7 +108,7 @@ def test_the_embedded_store_keeps_two_projects_apart(tmp_path):
     from memsift.config import load_config
     from memsift.pipeline import recall, retain
     from memsift.services import open_services
-    from memsift.stages import EVERY_MESSAGE_STAGES, redact_exchange, sync
+    from memsift.stages import EVERY_MESSAGE_STAGES, distill, redact_exchange, sync
     from memsift.types import Category, Exchange, Message
 
     def keep_it(services, state):  # these tests are about where a kept exchange goes, not whether
@@ -123,7 +123,7 @@ def test_the_embedded_store_keeps_two_projects_apart(tmp_path):
                         "dropped 40 invoices.", "a1")
     ours, theirs = open_services(config, acme), open_services(config, globex)
 
-    assert retain(exchange, ours, (redact_exchange, keep_it, sync)).keep
+    assert retain(exchange, ours, (redact_exchange, keep_it, distill, sync)).keep
     question = "which queue does the invoice exporter use"
 
     assert [item.source for item in ours.store.search(question, limit=5, timeout=5)] == ["memsift:decision"]

@@ -22,11 +22,13 @@ import pytest
 from memsift import __version__
 from memsift._doctor import diagnose
 from memsift._guarded import open_guarded
+from memsift._note_lines import fact_of
 from memsift.config import load_config
 from memsift.pipeline import retain
 from memsift.semantic import _serve
 from memsift.semantic._vectors import Rows, VectorCache, row_bytes, text_key
 from memsift.semantic.embedder import CachedEmbedder, InProcessEmbedder, ServerEmbedder
+from memsift.semantic.judge import embedded_text
 from memsift.semantic.model import installed, model_files
 from memsift.services import embedder_for, open_services
 from memsift.types import Exchange
@@ -333,8 +335,8 @@ def test_retain_computes_the_vectors_of_the_line_and_the_item_it_writes(tmp_path
 
     assert kept.keep, kept.stopped_by
     cache = VectorCache(load_config().project_dir(tmp_path) / "vectors.sqlite")
-    written = [kept.lines[0], f"{INCIDENT.user}\n\n{INCIDENT.assistant}"]
-    assert set(cache.get(services.embedder.name, written)) == set(written)
+    written = [embedded_text(fact_of(kept.lines[0]))]  # the store's item is the same line
+    assert written[0] and set(cache.get(services.embedder.name, written)) == set(written)
 
 
 def test_the_stop_hook_starts_the_server_and_caches_the_new_notes_vector(spawned, tmp_path):
@@ -352,7 +354,8 @@ def test_the_stop_hook_starts_the_server_and_caches_the_new_notes_vector(spawned
     notes = load_config().project_dir(project) / "notes.md"
     line = until(lambda: notes.exists() and notes.read_text().strip(), "the retain kept nothing")
     cache = VectorCache(notes.with_name("vectors.sqlite"))
-    until(lambda: cache.get(ServerEmbedder(spawned).name, [line]), "the new note's vector was not cached")
+    fact = embedded_text(fact_of(line))  # what the semantic judge embeds of it
+    until(lambda: cache.get(ServerEmbedder(spawned).name, [fact]), "the new note's vector was not cached")
     assert _serve.status(spawned) is not None  # the detached retain started it: the next message finds it warm
 
 

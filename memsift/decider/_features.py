@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
 
 from .._note_lines import fact_of
@@ -62,6 +62,16 @@ def _length_band(n: int) -> int:
 
 
 # -- the judge's pair features ------------------------------------------------
+
+def judged_source(instructions: Mapping[str, object]) -> str:
+    """An ``answers`` question's source (``fact``, ``note``, ``passage``): as recall names it, else
+    what its origin says (a caller of its own may send only the origin)."""
+    source = instructions.get("source")
+    if source in ("fact", "note", "passage"):
+        return str(source)
+    return "note" if instructions.get("origin") == "note" else "passage"
+
+
 
 _REASON = frozenset("because over instead since due reason chose picked decided why rather than".split())
 _INCIDENT = frozenset("fix fixed cause caused root broke broken crash crashed failed failing error bug "
@@ -188,28 +198,47 @@ _TROUBLE = frozenset("error errors fails failed failing cause caused causes fix 
                      "crashed leak leaked slow stale wrong bug".split())
 
 
+_REMEDY = re.compile(r"\b(?:fix(?:ed)?|now|switched|moved|added|changed|set|raised|capped|replaced|pinned|"
+                     r"instead|use|using|went with|chose|picked)\b", re.I)
+_CAUSE = re.compile(r"\b(?:because|caused?|due to|root cause|since|the reason|so)\b", re.I)
+_NARRATION = re.compile(r"^(?:i|i've|i'll|i'm|let me|here|this|that|it)\b", re.I)
+
+FACT_FEATURES = ("bias", "code", "figures", "idents", "why", "limit", "trouble", "rare", "subject", "chatter",
+                 "question", "short", "from_user", "position", "specifics", "remedy", "cause", "narration",
+                 "length", "first", "ticks")
+
+
 def fact_features(clause: str, user: str, *, from_user: bool, position: int,
-                  idf: Callable[[str], float]) -> dict[str, float]:
-    """What makes a clause the fact of its exchange: named things, figures, a reason or a limit,
-    the exchange's subject; what does not: chatter, a question, a clause too short to stand alone."""
+                  idf: Callable[[str], float]) -> list[float]:
+    """What makes a clause the fact of its exchange, in ``FACT_FEATURES`` order: named things,
+    figures, a reason, a limit, a fix, the exchange's subject; what does not: chatter, a question,
+    a clause too short to stand alone, the narration of what the agent did."""
     low = set(words(clause))
     stems = {stem(w) for w in content_words(clause)}
     subject = {stem(w) for w in content_words(user)}
-    return {
-        "code": min(len(_CODE_SPAN.findall(clause)), 3),
-        "figures": min(len(_FIGURE.findall(clause)), 3),
-        "idents": min(len(_IDENT.findall(_CODE_SPAN.sub(" ", clause))), 3),
-        "why": float(bool(low & _WHY)),
-        "limit": float(bool(low & _LIMIT)),
-        "trouble": float(bool(low & _TROUBLE)),
-        "rare": min(sum(idf(s) for s in stems) / 10.0, 4.0),
-        "subject": min(len(stems & subject), 3),
-        "chatter": float(bool(_CHATTER.match(clause.lstrip("*_ ")))),
-        "question": float("?" in clause),
-        "short": float(len(clause) < 60),
-        "from_user": float(from_user),
-        "position": min(position, 6),
-    }
+    return [
+        1.0,
+        min(len(_CODE_SPAN.findall(clause)), 3),
+        min(len(_FIGURE.findall(clause)), 3),
+        min(len(_IDENT.findall(_CODE_SPAN.sub(" ", clause))), 3),
+        float(bool(low & _WHY)),
+        float(bool(low & _LIMIT)),
+        float(bool(low & _TROUBLE)),
+        min(sum(idf(s) for s in stems) / 10.0, 4.0),
+        min(len(stems & subject), 3),
+        float(bool(_CHATTER.match(clause.lstrip("*_ ")))),
+        float("?" in clause),
+        float(len(clause) < 60),
+        float(from_user),
+        min(position, 6),
+        min(len(specifics(clause)), 4) / 2,
+        float(bool(_REMEDY.search(clause))),
+        float(bool(_CAUSE.search(clause))),
+        float(bool(_NARRATION.match(clause))),
+        math.log1p(len(clause)) / 5,
+        float(position == 0),
+        float("`" in clause),
+    ]
 
 
 # -- the novel question's features: does a new note line restate or update an older one --

@@ -21,21 +21,14 @@ from typing import Any
 from ..types import Answer, Choice, ChoiceAnswer, Kind, Noul, NoulAnswer, Question
 from . import _weights
 from ._features import (
-    DF_BUCKETS, JUDGE_FEATURES, MessageView, fact_features, judge_features, make_idf, novel_features, text_features,
+    DF_BUCKETS, FACT_FEATURES, JUDGE_FEATURES, MessageView, fact_features, judge_features, judged_source, make_idf,
+    novel_features, text_features,
 )
 from ._heads import TextHead, check_length, sigmoid, softmax
 
 WEIGHTS = _weights.SHIPPED
 _KINDS = list(Kind)
 
-# The fact question's logistic weights are set by hand, not trained: the corpus labels whole
-# exchanges, not the clause that holds their fact. Named things, figures, a reason or a limit
-# make a clause the fact; chatter and questions do not. A model decider does this job better.
-FACT_BIAS = -3.0
-FACT_WEIGHTS = {
-    "code": 0.5, "figures": 0.5, "idents": 0.35, "why": 0.7, "limit": 0.6, "trouble": 0.4, "rare": 0.45,
-    "subject": 0.3, "chatter": -2.5, "question": -2.0, "short": -0.8, "from_user": -0.6, "position": -0.15,
-}
 # The novel question, set by hand likewise: a new line whose words and named things the note
 # already holds restates it; one on the same words whose figures or names changed updates it.
 NOVEL_LOGITS = {
@@ -58,6 +51,13 @@ class EmbeddedDecider:
         self.keep = TextHead(heads["keep"], tables["keep"])
         self.judge_weights: list[float] = header["judge"]["weights"]
         check_length("the judge's weights", self.judge_weights, len(JUDGE_FEATURES))
+        # Each source's threshold, picked on the corpus, placed at the bar the stages compare with
+        # (``answers_threshold``'s default): the configured thresholds keep their meaning.
+        judge = header["judge"]
+        self.judge_shift = {source: _logit(judge["bar"]) - _logit(threshold)
+                            for source, threshold in judge["thresholds"].items()}
+        self.fact_weights: list[float] = header["fact"]["weights"]
+        check_length("the fact question's weights", self.fact_weights, len(FACT_FEATURES))
         check_length("the document frequencies", tables["df"], DF_BUCKETS)
         self.idf = make_idf(tables["df"], header["idf"]["documents"])
 
@@ -93,14 +93,16 @@ class EmbeddedDecider:
             recent = [turn["text"] for turn in state.get("conversation", ())]
             cache["view"] = MessageView(state.get("message", ""), recent)
         kind = state.get("kind")
+        source = judged_source(instructions)
         vector = judge_features(
             cache["view"], instructions["item"],
             kind=_KINDS.index(Kind(kind)) if kind else 0,
-            is_note=instructions.get("origin") == "note",
+            is_note=source != "passage",  # a fact line is read as a note, wherever it is kept
             idf=self.idf,
         )
         # fsum is exact: the same score on every Python (3.12's sum rounds otherwise than 3.11's)
-        return sigmoid(math.fsum(w * x for w, x in zip(self.judge_weights, vector, strict=True)))
+        z = math.fsum(w * x for w, x in zip(self.judge_weights, vector, strict=True))
+        return sigmoid(round(z + self.judge_shift[source], 9))
 
 
     def _fact(self, state: Mapping[str, Any], instructions: Any) -> float:
@@ -109,7 +111,11 @@ class EmbeddedDecider:
         feats = fact_features(instructions["item"], state.get("user", ""),
                               from_user=instructions.get("origin") == "user",
                               position=int(instructions.get("position", 0)), idf=self.idf)
-        return sigmoid(_hand_set_logit(FACT_BIAS, (FACT_WEIGHTS[name] * value for name, value in feats.items())))
+        return sigmoid(math.fsum(w * x for w, x in zip(self.fact_weights, feats, strict=True)))
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
 
 
 def _hand_set_logit(bias: float, terms: Iterable[float]) -> float:

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..decider._features import judged_source
 from ..types import Answer, Choice, ChoiceAnswer, Decider, Embedder, Noul, NoulAnswer, Question
 
 HEAD = Path(__file__).with_name("head.json")
@@ -150,10 +151,10 @@ class SemanticDecider:
         assert isinstance(lexical, NoulAnswer) and isinstance(question, Noul)
         message, recent = vectors[state.get("message", "")], vectors[recent_text(state)]
         cosines = float(message @ item), float(recent @ item)
-        return NoulAnswer(self._answers(lexical.noul, instructions.get("origin") == "note", *cosines))
+        return NoulAnswer(self._answers(lexical.noul, judged_source(instructions), *cosines))
 
-    def _answers(self, lexical: float, is_note: bool, cosine: float, recent_cosine: float) -> float:
-        source = self.head["answers"]["note" if is_note else "passage"]
+    def _answers(self, lexical: float, source_name: str, cosine: float, recent_cosine: float) -> float:
+        source = self.head["answers"][source_name]
         z = linear(source["weights"], answers_features(lexical, cosine, recent_cosine))
         return sigmoid(round(z - logit(source["threshold"]) + logit(self.head["bar"]), 9))
 

@@ -206,12 +206,23 @@ def _judged(services: Services, state: Sift, stage: str, t0: float, items: Seque
     scrub = scrubber(services.redactor)  # a note may hold a pasted secret too
     questions = {
         str(i): Noul("answers", {"question": ANSWERS, "item": bounded(fact_of(item.text), NOTE_CHARS, scrub),
-                                 "origin": item.origin})
+                                 "origin": item.origin, "source": source_of(item)})
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
     order = sorted(range(len(items)), key=lambda i: (_probability(answers[str(i)]), i), reverse=True)
     return [evolve(items[i], score=_probability(answers[str(i)])) for i in order]
+
+
+def source_of(item: Item) -> str:
+    """The kind of memory an item is, each judged at its own bar: ``fact``, a line memsift wrote
+    itself (a note, or the store's item of a kept exchange: both end with its tail); else its
+    origin, a note someone wrote or a ``passage`` from elsewhere.
+
+    >>> source_of(Item("1", "Cap uploads at 25 MB. (constraint 2026-12-01 ex-3f2a9c1b)", "passage", "memsift"))
+    'fact'
+    """
+    return "fact" if fact_of(item.text) != item.text.rstrip() else item.origin
 
 
 def _facts(items: Sequence[Item], query: str) -> list[Item]:

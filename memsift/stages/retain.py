@@ -70,11 +70,7 @@ def distill(services: Services, state: Keep) -> Keep:
     t0 = time.perf_counter()
     assert state.category is not None
     exchange = state.exchange
-    # (origin, position in its own turn, clause): the answer's first clause is its first, however long
-    # the user's message was.
-    # A user's question is never the fact: only what they state is a candidate.
-    said = [(origin, position, clause) for origin, text in (("user", exchange.user), ("assistant", exchange.assistant))
-            for position, clause in enumerate(distilling.clauses(text, questions=origin == "assistant"))][:MAX_CLAUSES]
+    said = candidate_clauses(exchange)
     if not said:
         return state.log("distill", "nothing to keep", t0).end("distill", "no clause states a fact")
     questions = {
@@ -87,6 +83,16 @@ def distill(services: Services, state: Keep) -> Keep:
     line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange))
     return evolve(state, line=line).log("distill", f"{len(facts)} of {len(said)} clauses", t0,
                                             max(p for p, _, _ in scored))
+
+
+def candidate_clauses(exchange: Exchange) -> list[tuple[str, int, str]]:
+    """(origin, position in its own turn, clause) of every clause that could state the exchange's
+    fact: the answer's first clause is its first, however long the user's message was; a user's
+    question is never the fact, only what they state is a candidate."""
+    from . import _distill as distilling
+
+    return [(origin, position, clause) for origin, text in (("user", exchange.user), ("assistant", exchange.assistant))
+            for position, clause in enumerate(distilling.clauses(text, questions=origin == "assistant"))][:MAX_CLAUSES]
 
 
 MAX_CLAUSES = 40  # a long answer's tail is rarely its fact; the questions stay few
@@ -270,16 +276,18 @@ def flush(services: Services, session: str = "") -> str:
 
 
 def embed_kept(services: Services, state: Keep) -> Keep:
-    """The vectors of what was just written, computed now, off the agent's path, of each text as
-    recall's judge reads it (bounded, redacted): the embedder caches them (``vectors.sqlite``), so a
-    searching message embeds only itself. Last, and silent: a slow or failing model never holds up
-    or undoes what was kept, and a vector missing is computed when first needed."""
+    """The vectors of what was just written, computed now, off the agent's path, of each fact as
+    recall's semantic judge embeds it (bounded, redacted, without its tail; the store's item holds
+    the same line): the embedder caches them (``vectors.sqlite``), so a searching message embeds
+    only itself. Last, and silent: a slow or failing model never holds up or undoes what was kept,
+    and a vector missing is computed when first needed."""
     if services.embedder is None or not state.lines:
         return state
+    from ..semantic.judge import embedded_text
+
     scrub = scrubber(services.redactor)
-    texts = [*state.lines, *([passage(state).text] if services.store is not None else [])]
     with contextlib.suppress(Exception):  # the model is an extra: whatever went wrong, what was kept stays kept
-        services.embedder.embed([bounded(text, NOTE_CHARS, scrub) for text in texts])
+        services.embedder.embed([embedded_text(bounded(fact_of(line), NOTE_CHARS, scrub)) for line in state.lines])
     return state
 
 

@@ -145,7 +145,7 @@ class CogneeStore:
 
         def same(item: Item) -> bool:
             # Cognee keeps a file's text as text_<md5 of its bytes>.txt; another name, and it is sent again.
-            content = hashlib.md5(item.text.encode("utf-8"), usedforsecurity=False).hexdigest()
+            content = hashlib.md5(_document(item).encode("utf-8"), usedforsecurity=False).hexdigest()
             row = stored.get(_stem(item.id)) or {}
             return str(row.get("rawDataLocation", "")).endswith(f"/text_{content}.txt")
 
@@ -158,9 +158,10 @@ class CogneeStore:
         """The item stored under *item_id*, read back whole; None when the dataset has no such file."""
         deadline = time.monotonic() + timeout
         dataset_id = self._ensure_dataset(deadline)
-        data_id = self._stored_names(dataset_id, deadline).get(_stem(item_id))
-        if data_id is None:
+        row = self._stored(dataset_id, deadline).get(_stem(item_id))
+        if row is None:
             return None
+        data_id = row["id"]
         reply = self._request("GET", f"/api/v1/datasets/{dataset_id}/data/{data_id}/raw", deadline)
         if reply.status == 404:
             return None
