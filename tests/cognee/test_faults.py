@@ -24,7 +24,7 @@ from memsift.errors import ConfigurationError, DeadlineExceeded
 from memsift._outbox import Outbox
 from memsift.pipeline import recall, retain
 from memsift.services import open_services
-from memsift.stages import EVERY_MESSAGE_STAGES, redact_exchange, sync
+from memsift.stages import EVERY_MESSAGE_STAGES, distill, redact_exchange, sync
 from memsift.stores.cognee import CogneeStore
 from memsift.types import Category, Exchange, Item, Message
 
@@ -69,7 +69,7 @@ def keep_it(services, state):
     return evolve(state, keep=True, category=Category.DECISION)
 
 
-RETAIN_TO_STORE = (redact_exchange, keep_it, sync)
+RETAIN_TO_STORE = (redact_exchange, keep_it, distill, sync)  # distill: the store keeps the fact line
 
 
 def exchange(n: int, session: str = "s1") -> Exchange:

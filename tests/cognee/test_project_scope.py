@@ -19,7 +19,7 @@ from attrs import evolve
 from memsift.config import load_config
 from memsift.pipeline import recall, retain
 from memsift.services import Services, open_services
-from memsift.stages import EVERY_MESSAGE_STAGES, redact_exchange, sync
+from memsift.stages import EVERY_MESSAGE_STAGES, distill, redact_exchange, sync
 from memsift.types import Category, Exchange, Message
 
 pytestmark = pytest.mark.cognee  # `pytest -m "not cognee"` skips the real servers
@@ -50,7 +50,7 @@ def services_for(url: str, home: Path, project: Path) -> Services:
 
 
 def kept(exchange: Exchange, services: Services) -> None:
-    result = retain(exchange, services, (redact_exchange, keep_it, sync))
+    result = retain(exchange, services, (redact_exchange, keep_it, distill, sync))
     assert result.keep and services.outbox.pending() == 0, result.trace
     services.store.settle(180)
 
@@ -77,7 +77,7 @@ def test_two_projects_on_one_server_never_see_each_other_s_memory(cognee_server,
 
     for services, own, other in ((acme, ACME, GLOBEX), (globex, GLOBEX, ACME)):
         found = services.store.search(QUESTION, limit=10, timeout=12)
-        assert [item.text for item in found] == [f"{own.user}\n\n{own.assistant}"]
+        assert [item.exchange for item in found] == [f"{own.user}\n\n{own.assistant}"]  # under its fact line
         result = recall(Message(QUESTION, session="s2"), services, EVERY_MESSAGE_STAGES)
         assert other.assistant not in result.text and all(
             other.assistant not in item.text for item in result.items), result.trace
@@ -94,6 +94,6 @@ def test_two_clones_of_one_repository_share_its_memory_across_machines(cognee_se
     kept(ACME, laptop)
 
     assert desktop.store.dataset == laptop.store.dataset
-    assert [item.text for item in desktop.store.search(QUESTION, limit=5, timeout=12)] == [
+    assert [item.exchange for item in desktop.store.search(QUESTION, limit=5, timeout=12)] == [
         f"{ACME.user}\n\n{ACME.assistant}"]
     assert stranger.store.search(QUESTION, limit=5, timeout=12) == []  # same folder name, other repository
