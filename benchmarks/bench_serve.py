@@ -12,9 +12,10 @@ around the one that answers, timed beside `python -c pass` in the same run:
   timed apart: after each run the server it started is stopped, once it answers, before the
   next case runs, so its loading does not weigh on the others.
 
-Every case runs the installed console script; the searching ones with the semantic judge
-(``MEMSIFT_JUDGE=semantic``) but for the lexical one. Each searching run sends a new message (a
-number at its end), as a user does: a message's own vector is never cached already.
+Until the semantic judge lands, the searching cases run the hook with a stand-in for it (a
+decider that makes the judge's one ``embed`` call, the message and every note it judges, then
+answers lexically), so the server's cost is paid as it will be. Each searching run sends a new
+message (a number at its end), as a user does: a message's own vector is never cached already.
 Prints the median, p95 and CPU median of each case, and the server's resident memory.
 
     $ .venv/bin/python benchmarks/bench_serve.py --runs 30
@@ -40,6 +41,34 @@ from bench_hook import (FLOOR, NOTE, QUIET, ROOT, SEARCHING, claude_transcript, 
 from notes_corpus import generated_notes
 
 VENV = ROOT / ".cache" / "bench-serve"
+# The hook, with a decider that makes the semantic judge's embed call before answering lexically.
+JUDGE_STAND_IN = '''
+import sys
+from attrs import evolve
+import memsift.services as services
+
+opened = services.open_services
+
+class Embedding:
+    def __init__(self, inner, embedder):
+        self.inner, self.embedder, self.name = inner, embedder, inner.name
+        self.remote = getattr(inner, "remote", True)
+
+    def decide(self, state, questions):
+        items = [q.instructions["item"] for q in questions.values() if q.task == "answers"]
+        if items and self.embedder is not None:
+            self.embedder.embed([state.get("message", ""), *items])
+        return self.inner.decide(state, questions)
+
+def open_services(*args, **kwargs):
+    opened_services = opened(*args, **kwargs)
+    return evolve(opened_services, decider=Embedding(opened_services.decider, opened_services.embedder))
+
+services.open_services = open_services
+from memsift_adapters.hook import main
+sys.exit(main(sys.argv[1:]))
+'''
+
 # The vectors retain would have written of the notes the searching messages meet (seeded notes have none).
 PREFILL = '''
 import json, sys
@@ -75,23 +104,22 @@ def main(argv: list[str] | None = None) -> int:
         transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
         home = Path(env["HOME"], ".local", "share", "memsift")
         lexical = {**env, "MEMSIFT_JUDGE": "lexical"}
-        semantic = {**env, "MEMSIFT_JUDGE": "semantic"}
 
         messages = [f"{SEARCHING} ({n})" for n in range(args.warmup + args.runs + 1)]
         subprocess.run([str(python), "-c", PREFILL, str(project)], input=json.dumps(messages).encode(), env=env,
                        check=True)
 
-        hook = [str(python), str(python.parent / "memsift"), "hook", "claude-code", "UserPromptSubmit"]
-
         def searching(environ: dict[str, str]) -> Case:
-            return lambda n: (hook, prompt(project, messages[n % len(messages)], transcript), environ)
+            command = [str(python), "-c", JUDGE_STAND_IN, "claude-code", "UserPromptSubmit"]
+            return lambda n: (command, prompt(project, messages[n % len(messages)], transcript), environ)
 
+        quiet_command = [str(python), str(python.parent / "memsift"), "hook", "claude-code", "UserPromptSubmit"]
         floor: Case = lambda n: ([str(python), "-c", "pass"], b"", env)  # noqa: E731
         cases: dict[str, Case] = {
             FLOOR: floor,
-            "quiet message": lambda n: (hook, prompt(project, QUIET, transcript), semantic),
+            "quiet message": lambda n: (quiet_command, prompt(project, QUIET, transcript), env),
             "searching, lexical": searching(lexical),
-            "searching, server warm": searching(semantic),
+            "searching, server warm": searching(env),
         }
         try:
             server(python, env, home, "start")
@@ -99,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             times = measure(cases, project, args.runs, args.warmup)
             rss = server(python, env, home, "status")["rss_bytes"]
             server(python, env, home, "stop")
-            cold = {FLOOR: floor, "searching, no server": searching(semantic), "searching, lexical": searching(lexical)}
+            cold = {FLOOR: floor, "searching, no server": searching(env), "searching, lexical": searching(lexical)}
             paced = measure(cold, project, max(5, args.runs // 3), 1,
                             after=lambda name: server(python, env, home, "stop") if "no server" in name else None)
         finally:  # no server outlives its temporary home
