@@ -105,21 +105,25 @@ def main(argv: list[str] | None = None) -> int:
         home = Path(env["HOME"], ".local", "share", "memsift")
         lexical = {**env, "MEMSIFT_JUDGE": "lexical"}
 
-        messages = [f"{SEARCHING} ({n})" for n in range(args.warmup + args.runs + 1)]
-        subprocess.run([str(python), "-c", PREFILL, str(project)], input=json.dumps(messages).encode(), env=env,
-                       check=True)
+        # A message of its own for every run of every case: a hook sent the same prompt twice in a
+        # session answers it once (the second is the agent's retry), and would time nothing.
+        runs = args.warmup + args.runs + 1
+        cases_searching = ("lexical", "warm", "cold", "cold lexical")
+        messages = {case: [f"{SEARCHING} ({case} {n})" for n in range(runs)] for case in cases_searching}
+        subprocess.run([str(python), "-c", PREFILL, str(project)],
+                       input=json.dumps([m for ms in messages.values() for m in ms]).encode(), env=env, check=True)
 
-        def searching(environ: dict[str, str]) -> Case:
+        def searching(environ: dict[str, str], case: str) -> Case:
             command = [str(python), "-c", JUDGE_STAND_IN, "claude-code", "UserPromptSubmit"]
-            return lambda n: (command, prompt(project, messages[n % len(messages)], transcript), environ)
+            return lambda n: (command, prompt(project, messages[case][n % runs], transcript), environ)
 
         quiet_command = [str(python), str(python.parent / "memsift"), "hook", "claude-code", "UserPromptSubmit"]
         floor: Case = lambda n: ([str(python), "-c", "pass"], b"", env)  # noqa: E731
         cases: dict[str, Case] = {
             FLOOR: floor,
             "quiet message": lambda n: (quiet_command, prompt(project, QUIET, transcript), env),
-            "searching, lexical": searching(lexical),
-            "searching, server warm": searching(env),
+            "searching, lexical": searching(lexical, "lexical"),
+            "searching, server warm": searching(env, "warm"),
         }
         try:
             server(python, env, home, "start")
@@ -127,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             times = measure(cases, project, args.runs, args.warmup)
             rss = server(python, env, home, "status")["rss_bytes"]
             server(python, env, home, "stop")
-            cold = {FLOOR: floor, "searching, no server": searching(env), "searching, lexical": searching(lexical)}
+            cold = {FLOOR: floor, "searching, no server": searching(env, "cold"),
+                    "searching, lexical": searching(lexical, "cold lexical")}
             paced = measure(cold, project, max(5, args.runs // 3), 1,
                             after=lambda name: server(python, env, home, "stop") if "no server" in name else None)
         finally:  # no server outlives its temporary home
