@@ -42,9 +42,6 @@ def readable(line: str) -> str:
     return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-    """A line that holds a note: not blank, not a heading (``#``)."""
-    return bool(line.strip()) and not line.lstrip().startswith("#")
-
 
 def fact_of(line: str) -> str:
     """A note line without the tail retain writes after its fact: what the line says.

@@ -17,7 +17,6 @@ Shared by ``build_weights.py`` (the lexical judge) and ``build_semantic.py``.
 from __future__ import annotations
 
 import itertools
-import math
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +26,8 @@ from loop_memory import replay
 
 from memsift._text import content_words, stem
 from memsift.config import Config
+from memsift.decider._heads import logit
+from memsift.semantic.judge import sigmoid
 from memsift.stages.path import RECENT_TURNS, _side
 from memsift.stages.recall import KIND_OPTIONS, already_said, search_query, source_of
 from memsift.stores.sqlite import SQLiteStore
@@ -106,14 +107,6 @@ def judged(row: Mapping[str, Any], decider: Decider, features: PairFeatures) -> 
     return {"needs": bool(row["needs"]), "searches": searches, "asks": kind.asks_memory,
             "worth": worth.noul >= DEFAULTS.worth_threshold, "notes": pairs(row["notes"]),
             "passages": pairs(row["passages"])}
-
-
-def sigmoid(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-
-
-def logit(p: float) -> float:
-    return math.log(p / (1 - p))
 
 
 def placed(z: float, threshold: float, bar: float) -> float:

@@ -72,7 +72,6 @@ def judged_source(instructions: Mapping[str, object]) -> str:
     return "note" if instructions.get("origin") == "note" else "passage"
 
 
-
 _REASON = frozenset("because over instead since due reason chose picked decided why rather than".split())
 _INCIDENT = frozenset("fix fixed cause caused root broke broken crash crashed failed failing error bug "
                       "incident outage workaround restarted".split())

@@ -60,6 +60,14 @@ def softmax(logits: Mapping[str, float]) -> dict[str, float]:
     return {option: e / total for option, e in exps.items()}
 
 
+_EDGE = 1e-6  # a probability of exactly 0 or 1 has no logit
+
+
+def logit(p: float) -> float:
+    p = min(max(p, _EDGE), 1 - _EDGE)
+    return math.log(p / (1 - p))
+
+
 def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
 

@@ -24,7 +24,7 @@ from ._features import (
     DF_BUCKETS, FACT_FEATURES, JUDGE_FEATURES, MessageView, fact_features, judge_features, judged_source, make_idf,
     novel_features, text_features,
 )
-from ._heads import TextHead, check_length, sigmoid, softmax
+from ._heads import TextHead, check_length, logit, sigmoid, softmax
 
 WEIGHTS = _weights.SHIPPED
 _KINDS = list(Kind)
@@ -54,7 +54,7 @@ class EmbeddedDecider:
         # Each source's threshold, picked on the corpus, placed at the bar the stages compare with
         # (``answers_threshold``'s default): the configured thresholds keep their meaning.
         judge = header["judge"]
-        self.judge_shift = {source: _logit(judge["bar"]) - _logit(threshold)
+        self.judge_shift = {source: logit(judge["bar"]) - logit(threshold)
                             for source, threshold in judge["thresholds"].items()}
         self.fact_weights: list[float] = header["fact"]["weights"]
         check_length("the fact question's weights", self.fact_weights, len(FACT_FEATURES))
@@ -112,10 +112,6 @@ class EmbeddedDecider:
                               from_user=instructions.get("origin") == "user",
                               position=int(instructions.get("position", 0)), idf=self.idf)
         return sigmoid(math.fsum(w * x for w, x in zip(self.fact_weights, feats, strict=True)))
-
-
-def _logit(p: float) -> float:
-    return math.log(p / (1 - p))
 
 
 def _hand_set_logit(bias: float, terms: Iterable[float]) -> float:

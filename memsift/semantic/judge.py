@@ -25,37 +25,29 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._note_lines import fact_of
 from ..decider._features import judged_source
+from ..decider._heads import logit
 from ..types import Answer, Choice, ChoiceAnswer, Decider, Embedder, Noul, NoulAnswer, Question
 
 HEAD = Path(__file__).with_name("head.json")
 FEATURES = ("lexical_logit", "cosine", "recent_cosine")
-_EDGE = 1e-6  # a probability of exactly 0 or 1 has no logit
-# A note line's tail (category, day, pointer) says nothing about its subject: not embedded.
-_TAIL = re.compile(r"\s*\((?:decision|constraint|incident)\s+\d{4}-\d\d-\d\d\s+ex-[0-9a-f]+\)\s*$")
-
-
-def logit(p: float) -> float:
-    p = min(max(p, _EDGE), 1 - _EDGE)
-    return math.log(p / (1 - p))
-
-
 def sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
 
 def embedded_text(text: str) -> str:
-    """What the model reads of an item: the fact, without a note line's tail.
+    """What the model reads of an item: the fact, without a note line's tail (category, day,
+    pointer), which says nothing about its subject.
 
     >>> embedded_text("Adyen over Stripe: local cards. (decision 2026-08-02 ex-11aa22bb)")
     'Adyen over Stripe: local cards.'
     """
-    return _TAIL.sub("", text)
+    return fact_of(text)
 
 
 def recent_text(state: Mapping[str, Any]) -> str:
