@@ -89,16 +89,25 @@ def main(argv: list[str] | None = None) -> int:
         seed(python, project, env, hundred_notes())
         store_passages(python, project, env)
         transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
+        big_prompt, pasted_log = mixed_text(5 * MB), log(MB)
+
+        def asking(before: str, question: str = SEARCHING, where: Path = project) -> Case:
+            """A case whose every run is a prompt of its own (its ``prompt_id``): a call repeated does nothing."""
+            return lambda n: (hook, prompt(where, before + question, transcript, run=n), env)
+
         cases: dict[str, Case] = {
-            FLOOR: ([str(python), "-c", "pass"], b""),
-            "5 MB prompt": (hook, prompt(project, mixed_text(5 * MB) + "\n\n" + SEARCHING, transcript)),
-            "1 MB log + question": (hook, prompt(project, log(MB) + "\n\n" + SEARCHING, transcript)),
-            "searching, 100 notes": (hook, prompt(project, SEARCHING, transcript)),
+            FLOOR: lambda n: ([str(python), "-c", "pass"], b"", env),
+            "5 MB prompt": asking(big_prompt + "\n\n"),
+            "1 MB log + question": asking(pasted_log + "\n\n"),
+            "searching, 100 notes": asking(""),
         }
-        big = big_notes(python, Path(tmp), env, hook, transcript, args.lines, args.line_mb) if args.big_notes else {}
-        times = measure(cases | big, env, project, args.runs, args.warmup)
-        added = {name: subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=project).stdout
-                 for name, (cmd, stdin) in big.items()}
+        big = big_notes(python, Path(tmp), env, args.lines, args.line_mb) if args.big_notes else {}
+        cases |= {name: asking("", STRIPE, where) for name, where in big.items()}
+        added = {}  # before the timed runs, which are given the note in this session
+        for name in big:
+            command, stdin, environ = cases[name](0)
+            added[name] = subprocess.run(command, input=stdin, capture_output=True, env=environ, cwd=project).stdout
+        times = measure(cases, project, args.runs, args.warmup)
     print(f"{python} ({'--python' if args.python else 'installed from a wheel of this checkout'})")
     print(table(times))
     for name, out in added.items():
@@ -110,9 +119,8 @@ def main(argv: list[str] | None = None) -> int:
 LONG_WORDS = "stripe mollie payments webhook pick why "  # what the long line repeats: it meets every query
 
 
-def big_notes(python: Path, tmp: Path, env: dict[str, str], hook: list[str], transcript: Path,
-              lines: int, line_mb: int) -> dict[str, Case]:
-    """Two projects: 100 notes and one long line; ``lines`` notes. Their searching-prompt cases."""
+def big_notes(python: Path, tmp: Path, env: dict[str, str], lines: int, line_mb: int) -> dict[str, Path]:
+    """Two projects: 100 notes and one long line; ``lines`` notes. Their cases' names and folders."""
     long_line, many = tmp / "long-line", tmp / "many"
     for project in (long_line, many):
         (project / ".git").mkdir(parents=True)
@@ -125,8 +133,7 @@ def big_notes(python: Path, tmp: Path, env: dict[str, str], hook: list[str], tra
             "    with NotesIndex(load_config().project_dir(project) / 'notes.md') as index: index.sync()")
     time.sleep(2.1)  # indexed 2 s after the write: not "racy", or the first message has it read again
     subprocess.run([str(python), "-c", code, str(long_line), str(many)], env=env, check=True)  # as retain leaves it
-    return {f"one {line_mb} MB line": (hook, prompt(long_line, STRIPE, transcript)),
-            f"{lines:,} notes": (hook, prompt(many, STRIPE, transcript))}
+    return {f"one {line_mb} MB line": long_line, f"{lines:,} notes": many}
 
 
 def store_passages(python: Path, project: Path, env: dict[str, str]) -> None:

@@ -22,8 +22,13 @@ a wheel and installed, with its dependencies, into a venv under
 
     $ .venv/bin/python benchmarks/bench_hook.py --runs 60
 
-The cases take turns, so a busy moment hits them alike; the bytecode cache
-is on (the warm-up runs write it). Prints the median and p95 wall time, the
+Every run is a call of its own, as the agent makes it: a prompt with its own
+``prompt_id`` (Codex: ``turn_id``), a SessionStart of a new session, a Stop
+whose transcript has changed. A hook run twice for the same call does
+nothing the second time (two routes may run it, `_once.py`), so a repeated
+payload would time only that check. The cases take turns,
+so a busy moment hits them alike; the bytecode cache is on (the warm-up runs
+write it). Prints the median and p95 wall time, the
 median CPU time (user + system, which load from other processes moves less)
 and the ratio of each median to `python -c pass`'s. docs/agents.md quotes a run.
 """
@@ -39,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from notes_corpus import generated_notes
@@ -51,7 +57,7 @@ QUIET = "thanks, that works!"
 SEARCHING = "why did we pick Stripe over Mollie for payments?"
 FLOOR = "python -c pass"
 
-Case = tuple[list[str], bytes]  # command, stdin
+Case = Callable[[int], tuple[list[str], bytes, dict[str, str]]]  # run number -> command, stdin, environment
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,15 +75,21 @@ def main(argv: list[str] | None = None) -> int:
         project, env = fresh_user(tmp)
         seed(python, project, env, hundred_notes())
         transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
-        hook = lambda agent, event: [*script, "hook", agent, event]  # noqa: E731
+
+        def hook(agent: str, event: str, payload: Callable[[int], bytes]) -> Case:
+            command = [*script, "hook", agent, event]
+            return lambda n: (command, payload(n), env)
+
+        floor: Case = lambda n: ([str(python), "-c", "pass"], b"", env)  # noqa: E731
         cases: dict[str, Case] = {
-            FLOOR: ([str(python), "-c", "pass"], b""),
-            "quiet message, claude-code": (hook("claude-code", "UserPromptSubmit"),
-                                           prompt(project, QUIET, transcript)),
-            "quiet message, codex": (hook("codex", "UserPromptSubmit"), prompt(project, QUIET, None, codex=True)),
-            "searching, 100 notes": (hook("claude-code", "UserPromptSubmit"),
-                                     prompt(project, SEARCHING, transcript)),
-            "SessionStart": (hook("claude-code", "SessionStart"), session_start(project, transcript)),
+            FLOOR: floor,
+            "quiet message, claude-code": hook("claude-code", "UserPromptSubmit",
+                                               lambda n: prompt(project, QUIET, transcript, run=n)),
+            "quiet message, codex": hook("codex", "UserPromptSubmit",
+                                         lambda n: prompt(project, QUIET, None, codex=True, run=n)),
+            "searching, 100 notes": hook("claude-code", "UserPromptSubmit",
+                                         lambda n: prompt(project, SEARCHING, transcript, run=n)),
+            "SessionStart": hook("claude-code", "SessionStart", lambda n: session_start(project, transcript, run=n)),
         }
         if args.notes:
             big = Path(tmp, "big")
@@ -85,13 +97,16 @@ def main(argv: list[str] | None = None) -> int:
             notes = generated_notes(args.notes)
             seed(python, big, env, [*notes[: args.notes // 2], NOTE, *notes[args.notes // 2:]])
             for name, text in (("quiet message", QUIET), ("searching", SEARCHING)):
-                cases[f"{name}, {args.notes} notes"] = (hook("claude-code", "UserPromptSubmit"),
-                                                        prompt(big, text, transcript))
-        stop = {"Stop (until the fork)": (hook("claude-code", "Stop"), stop_payload(project, transcript))}
-        check(cases, env, project)
-        times = measure(cases, env, project, args.runs, args.warmup)
+                cases[f"{name}, {args.notes} notes"] = hook(
+                    "claude-code", "UserPromptSubmit", lambda n, text=text: prompt(big, text, transcript, run=n))
+        # A Stop's call is told by its transcript (it has no prompt id): a new one for every run.
+        stopping = lambda n: stop_payload(project, claude_transcript(Path(tmp, f"stop-{n}.jsonl"), project))  # noqa: E731
+        stop = {"Stop (until the fork)": hook("claude-code", "Stop", stopping)}
+        check(cases, project)
+        times = measure(cases, project, args.runs, args.warmup)
         # Apart, and paced: each run leaves a retain working in the background for a while.
-        paced = measure({FLOOR: cases[FLOOR], **stop}, env, project, max(10, args.runs // 3), 2, pause=0.5)
+        paced = measure({FLOOR: floor, **stop}, project, max(10, args.runs // 3), 2,
+                        after=lambda name: time.sleep(0.5))
     print(f"{python} ({'--python' if args.python else 'installed from a wheel of this checkout'})")
     print(table(times))
     print("\nStop, timed apart (half a second between runs, for the detached retains to finish):")
@@ -156,53 +171,63 @@ def claude_transcript(path: Path, project: Path) -> Path:
     return path
 
 
-def prompt(project: Path, text: str, transcript: Path | None, codex: bool = False) -> bytes:
-    payload = {"session_id": "9d60ef8a-7c59-46cb-b91c-9b34eb35ed3d", "cwd": str(project),
+SESSION = "9d60ef8a-7c59-46cb-b91c-9b34eb35ed3d"
+
+
+def call_id(run: int, prefix: str) -> str:
+    """A uuid-shaped id of one run's call: the agent's ids are new for every prompt and session."""
+    return f"{prefix}-{run:012d}"
+
+
+def prompt(project: Path, text: str, transcript: Path | None, codex: bool = False, run: int = 0) -> bytes:
+    payload = {"session_id": SESSION, "cwd": str(project),
                "transcript_path": str(transcript) if transcript else None,
                "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": text}
-    extra = ({"turn_id": "01a22af5-270f-71f3-b6d0-a123014b4af5", "model": "gpt-5.5"} if codex
-             else {"prompt_id": "1407ffdb-9438-41e7-85e4-ff3bc417868b"})
+    extra = ({"turn_id": call_id(run, "01a22af5-270f-71f3-b6d0"), "model": "gpt-5.5"} if codex
+             else {"prompt_id": call_id(run, "1407ffdb-9438-41e7-85e4")})
     return json.dumps(payload | extra).encode()
 
 
-def session_start(project: Path, transcript: Path) -> bytes:
-    return json.dumps({"session_id": "9d60ef8a-7c59-46cb-b91c-9b34eb35ed3d", "transcript_path": str(transcript),
+def session_start(project: Path, transcript: Path, run: int = 0) -> bytes:
+    return json.dumps({"session_id": call_id(run, "5e55a0e0-0000-4000-8000"), "transcript_path": str(transcript),
                        "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}).encode()
 
 
 def stop_payload(project: Path, transcript: Path) -> bytes:
-    return json.dumps({"session_id": "9d60ef8a-7c59-46cb-b91c-9b34eb35ed3d", "transcript_path": str(transcript),
+    return json.dumps({"session_id": SESSION, "transcript_path": str(transcript),
                        "cwd": str(project), "permission_mode": "default", "hook_event_name": "Stop",
                        "stop_hook_active": False, "last_assistant_message": "Three retries with jitter.",
                        "background_tasks": [], "session_crons": []}).encode()
 
 
-def check(cases: dict[str, Case], env: dict[str, str], cwd: Path) -> None:
+def check(cases: dict[str, Case], cwd: Path) -> None:
     """Quiet adds nothing and searching adds the note, or the figures mean nothing."""
-    out = {name: subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=cwd) for name, (cmd, stdin)
-           in cases.items()}
-    quiet = [name for name in out if name.startswith(("quiet", "SessionStart"))]
-    searching = [name for name in out if name.startswith("searching")]
-    if any(out[name].stdout or out[name].stderr for name in quiet) or not all(
-            b"Stripe" in out[name].stdout for name in searching):
-        sys.exit(f"bench_hook: the hooks did not behave as expected: {out}")
+    for name, case in cases.items():
+        command, stdin, environ = case(0)
+        out = subprocess.run(command, input=stdin, capture_output=True, env=environ, cwd=cwd)
+        if (name.startswith(("quiet", "SessionStart")) and (out.stdout or out.stderr)) or (
+                name.startswith("searching") and b"Stripe" not in out.stdout):
+            sys.exit(f"{Path(sys.argv[0]).name}: {name} did not behave as expected: {out}")
 
 
-def measure(cases: dict[str, Case], env: dict[str, str], cwd: Path, runs: int, warmup: int,
-            pause: float = 0.0) -> dict[str, tuple[list[float], list[float]]]:
-    """Wall and CPU (user + system) seconds of each run, the cases taking turns."""
+def measure(cases: dict[str, Case], cwd: Path, runs: int, warmup: int,
+            after: Callable[[str], object] = lambda name: None) -> dict[str, tuple[list[float], list[float]]]:
+    """Wall and CPU (user + system) seconds of each run, the cases taking turns; ``after`` each run
+    of a case, with its name (a pause, a server stopped)."""
     times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
     for number in range(warmup + runs):
-        for name, (cmd, stdin) in cases.items():
+        for name, case in cases.items():
+            command, stdin, environ = case(number + 1)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+            subprocess.run(command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           env=environ, cwd=cwd)
             wall = time.perf_counter() - t0
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
             if number >= warmup:
                 times[name][0].append(wall)
-                times[name][1].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-            time.sleep(pause)
+                times[name][1].append(used.ru_utime - before.ru_utime + used.ru_stime - before.ru_stime)
+            after(name)
     return times
 
 

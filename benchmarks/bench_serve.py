@@ -12,10 +12,10 @@ around the one that answers, timed beside `python -c pass` in the same run:
   timed apart: after each run the server it started is stopped, once it answers, before the
   next case runs, so its loading does not weigh on the others.
 
-Until the semantic judge lands, the searching cases run the hook with a stand-in for it (a
-decider that makes the judge's one ``embed`` call, the message and every note it judges, then
-answers lexically), so the server's cost is paid as it will be. Each searching run sends a new
-message (a number at its end), as a user does: a message's own vector is never cached already.
+The searching cases run the installed hook with ``MEMSIFT_JUDGE`` set (the
+semantic judge is off by default); every run is a call of its own (its
+``prompt_id``, as ``bench_hook`` sends) and a new message (a number at its
+end), as a user's is: a message's own vector is never cached already.
 Prints the median, p95 and CPU median of each case, and the server's resident memory.
 
     $ .venv/bin/python benchmarks/bench_serve.py --runs 30
@@ -32,43 +32,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from bench_hook import (FLOOR, NOTE, QUIET, ROOT, SEARCHING, claude_transcript, fresh_user, installed_wheel, prompt,
-                        seed, table)
+from bench_hook import (FLOOR, NOTE, QUIET, ROOT, SEARCHING, Case, check, claude_transcript, fresh_user,
+                        installed_wheel, measure, prompt, seed, table)
 from notes_corpus import generated_notes
 
 VENV = ROOT / ".cache" / "bench-serve"
-# The hook, with a decider that makes the semantic judge's embed call before answering lexically.
-JUDGE_STAND_IN = '''
-import sys
-from attrs import evolve
-import memsift.services as services
-
-opened = services.open_services
-
-class Embedding:
-    def __init__(self, inner, embedder):
-        self.inner, self.embedder, self.name = inner, embedder, inner.name
-        self.remote = getattr(inner, "remote", True)
-
-    def decide(self, state, questions):
-        items = [q.instructions["item"] for q in questions.values() if q.task == "answers"]
-        if items and self.embedder is not None:
-            self.embedder.embed([state.get("message", ""), *items])
-        return self.inner.decide(state, questions)
-
-def open_services(*args, **kwargs):
-    opened_services = opened(*args, **kwargs)
-    return evolve(opened_services, decider=Embedding(opened_services.decider, opened_services.embedder))
-
-services.open_services = open_services
-from memsift_adapters.hook import main
-sys.exit(main(sys.argv[1:]))
-'''
-
 # The vectors retain would have written of the notes the searching messages meet (seeded notes have none).
 PREFILL = '''
 import json, sys
@@ -85,9 +55,6 @@ texts = {item.text for message in json.load(sys.stdin)
 CachedEmbedder(InProcessEmbedder(), VectorCache(folder / "vectors.sqlite")).embed(sorted(texts))
 '''
 
-Case = Callable[[int], tuple[list[str], bytes, dict[str, str]]]  # run number -> command, stdin, environment
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="runs of each case (default 30)")
@@ -103,27 +70,26 @@ def main(argv: list[str] | None = None) -> int:
         seed(python, project, env, [*notes[: args.notes // 2], NOTE, *notes[args.notes // 2:]])
         transcript = claude_transcript(Path(tmp, "session.jsonl"), project)
         home = Path(env["HOME"], ".local", "share", "memsift")
-        lexical = {**env, "MEMSIFT_JUDGE": "lexical"}
+        lexical, semantic = ({**env, "MEMSIFT_JUDGE": judge} for judge in ("lexical", "semantic"))
 
-        # A message of its own for every run of every case: a hook sent the same prompt twice in a
-        # session answers it once (the second is the agent's retry), and would time nothing.
+        # A message of its own for every run of every case, as a user's: its vector is not in the cache.
         runs = args.warmup + args.runs + 1
         cases_searching = ("lexical", "warm", "cold", "cold lexical")
         messages = {case: [f"{SEARCHING} ({case} {n})" for n in range(runs)] for case in cases_searching}
         subprocess.run([str(python), "-c", PREFILL, str(project)],
                        input=json.dumps([m for ms in messages.values() for m in ms]).encode(), env=env, check=True)
 
-        def searching(environ: dict[str, str], case: str) -> Case:
-            command = [str(python), "-c", JUDGE_STAND_IN, "claude-code", "UserPromptSubmit"]
-            return lambda n: (command, prompt(project, messages[case][n % runs], transcript), environ)
+        hook = [str(python), str(python.parent / "memsift"), "hook", "claude-code", "UserPromptSubmit"]
 
-        quiet_command = [str(python), str(python.parent / "memsift"), "hook", "claude-code", "UserPromptSubmit"]
+        def searching(environ: dict[str, str], case: str) -> Case:
+            return lambda n: (hook, prompt(project, messages[case][n % runs], transcript, run=n), environ)
+
         floor: Case = lambda n: ([str(python), "-c", "pass"], b"", env)  # noqa: E731
         cases: dict[str, Case] = {
             FLOOR: floor,
-            "quiet message": lambda n: (quiet_command, prompt(project, QUIET, transcript), env),
+            "quiet message": lambda n: (hook, prompt(project, QUIET, transcript, run=n), semantic),
             "searching, lexical": searching(lexical, "lexical"),
-            "searching, server warm": searching(env, "warm"),
+            "searching, server warm": searching(semantic, "warm"),
         }
         try:
             server(python, env, home, "start")
@@ -131,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             times = measure(cases, project, args.runs, args.warmup)
             rss = server(python, env, home, "status")["rss_bytes"]
             server(python, env, home, "stop")
-            cold = {FLOOR: floor, "searching, no server": searching(env, "cold"),
+            cold = {FLOOR: floor, "searching, no server": searching(semantic, "cold"),
                     "searching, lexical": searching(lexical, "cold lexical")}
             paced = measure(cold, project, max(5, args.runs // 3), 1,
                             after=lambda name: server(python, env, home, "stop") if "no server" in name else None)
@@ -176,38 +142,6 @@ def server(python: Path, env: dict[str, str], home: Path, action: str) -> dict[s
         sys.exit(f"bench_serve: the model server did not answer ({action}): {done.stderr.decode()}"
                  f"{log.read_text()[-2000:] if log.exists() else '(no serve.log)'}")
     return told or {}
-
-
-def check(cases: dict[str, Case], cwd: Path) -> None:
-    """Quiet adds nothing, searching adds the note, the server answers: or the figures mean nothing."""
-    for name, case in cases.items():
-        command, stdin, environ = case(0)
-        out = subprocess.run(command, input=stdin, capture_output=True, env=environ, cwd=cwd)
-        if (name.startswith("quiet") and (out.stdout or out.stderr)) or (
-                name.startswith("searching") and b"Stripe" not in out.stdout):
-            sys.exit(f"bench_serve: {name} did not behave as expected: {out}")
-
-
-def measure(cases: dict[str, Case], cwd: Path, runs: int, warmup: int,
-            after: Callable[[str], object] = lambda name: None) -> dict[str, tuple[list[float], list[float]]]:
-    """Wall and CPU (user + system) seconds of each run, the cases taking turns."""
-    import resource
-
-    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
-    for number in range(warmup + runs):
-        for name, case in cases.items():
-            command, stdin, environ = case(number + 1)
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            subprocess.run(command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           env=environ, cwd=cwd)
-            wall = time.perf_counter() - t0
-            used = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if number >= warmup:
-                times[name][0].append(wall)
-                times[name][1].append(used.ru_utime - before.ru_utime + used.ru_stime - before.ru_stime)
-            after(name)
-    return times
 
 
 if __name__ == "__main__":
