@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_hook import (FLOOR, NOTE, QUIET, ROOT, SEARCHING, Case, check, claude_transcript, fresh_user,
+from bench_hook import (CHECKED_RUNS, FLOOR, NOTE, QUIET, ROOT, SEARCHING, Case, check, claude_transcript, fresh_user,
                         installed_wheel, measure, prompt, seed, table)
 from notes_corpus import generated_notes
 
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         lexical, semantic = ({**env, "MEMSIFT_JUDGE": judge} for judge in ("lexical", "semantic"))
 
         # A message of its own for every run of every case, as a user's: its vector is not in the cache.
-        runs = args.warmup + args.runs + 1
+        runs = len(CHECKED_RUNS) + args.warmup + args.runs
         cases_searching = ("lexical", "warm", "cold", "cold lexical")
         messages = {case: [f"{SEARCHING} ({case} {n})" for n in range(runs)] for case in cases_searching}
         subprocess.run([str(python), "-c", PREFILL, str(project)],
