@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 MESSAGE_CHARS = 8000  # of the message: the decider and the store query read this much
 TURN_CHARS = 8000  # of each recent turn the decider and the dedupe read
+RECENT_TURNS = 4  # what the decider reads of the conversation: the last exchanges
 NOTE_CHARS = 4000  # of one note, judged against the message
 EXCHANGE_CHARS = 64_000  # of each side of an exchange kept: off the critical path, but not unbounded
 QUERY_TERMS = 32  # distinct terms of a store query: each one more is a posting list to merge

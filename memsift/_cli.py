@@ -216,7 +216,9 @@ def _serve(ns: argparse.Namespace) -> int:
         stopped = serving.stop(config.home)
         print("memsift serve: stopped" if stopped else "memsift serve: no server was running")
         return 0
-    return serving.serve(config)
+    from ._served import answer_recall
+
+    return serving.serve(config, recall=answer_recall)
 
 
 def _services(ns: argparse.Namespace) -> Services:

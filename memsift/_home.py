@@ -42,3 +42,16 @@ def project_folder(home: Path, root: str | os.PathLike[str]) -> Path:
     resolved = Path(root).resolve()
     digest = f"{zlib.crc32(str(resolved).encode()):08x}"  # zlib: hashlib costs an import here
     return home / "projects" / f"{resolved.name or 'root'}-{digest}"
+
+
+SERVE_FOLDER = "serve"  # the model server's folder in the home (``semantic/_serve.py``)
+SERVE_SOCKET = "embed.sock"  # the only place it listens
+
+
+def server_socket(home: Path) -> Path:
+    """Where the model server listens: a path only, so that a hook asks whether one runs for one stat.
+
+    >>> server_socket(Path("/tmp/m"))
+    PosixPath('/tmp/m/serve/embed.sock')
+    """
+    return home / SERVE_FOLDER / SERVE_SOCKET

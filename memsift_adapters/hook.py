@@ -29,7 +29,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .agent import Agent, Payload
 
@@ -81,8 +81,12 @@ def prompt(agent: Agent, payload: Payload) -> None:
         _say("UserPromptSubmit", "", _quiet_news(payload))
         return  # what recall would conclude, without paying for it: most messages end here
 
+    if _recalled_in_server(agent, payload):
+        return  # the warm model server recalled it: nothing of the pipeline is imported here
+
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
-    from memsift.pipeline import recall
+    from memsift._project import project_root
+    from memsift._served import answered
 
     message = recall_message(agent, payload)
     try:
@@ -92,9 +96,31 @@ def prompt(agent: Agent, payload: Payload) -> None:
         _say("UserPromptSubmit", "", off.notice)
         raise
     with contextlib.redirect_stdout(sys.stderr):
-        result = recall(message, services)
-    _say("UserPromptSubmit", result.text, result.notice or _keeping_news(services, message.session))
-    _decided(agent, "UserPromptSubmit", payload, result)
+        added, notice = answered(services, message, agent.name, str(project_root(payload["cwd"])))
+    _say("UserPromptSubmit", added, notice)
+
+
+def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
+    """True once the warm model server took this message (``memsift._served``) and what it added
+    is said; False when none runs or it declined, and the hook recalls in process."""
+    from memsift._home import default_home
+    from memsift._project import project_root
+    from memsift._served import MAX_MESSAGE_CHARS, NotHeard, listening, request_for, served_recall
+
+    home, text = default_home(os.environ), payload["prompt"]
+    if not listening(home) or len(text) > MAX_MESSAGE_CHARS or "\0" in payload["cwd"]:
+        return False
+    root = project_root(payload["cwd"])
+    request = request_for(os.environ, root, _optional(payload, "session_id"), agent.name, text,
+                          prompt_turns(agent, payload), agent.loaded_files(payload, root))
+    try:
+        answer = served_recall(home, request)
+    except NotHeard:
+        return True  # the server has it and is slow: this message gets nothing (fail open), and only once
+    if answer is None:
+        return False
+    _say("UserPromptSubmit", str(answer.get("text") or ""), answer.get("notice"))
+    return True
 
 
 def stop(agent: Agent, payload: Payload) -> None:
@@ -351,8 +377,15 @@ def _fitted(text: str, chars: int) -> str:
 
 def recall_message(agent: Agent, payload: Payload) -> Message:
     """A UserPromptSubmit payload's prompt, with the turns before it from the agent's transcript."""
-    from memsift.stages import RECENT_TURNS
     from memsift.types import Message, Turn
+
+    return Message(_required(payload, "prompt"), tuple(Turn(role, said) for role, said in prompt_turns(agent, payload)),
+                   _optional(payload, "session_id"))
+
+
+def prompt_turns(agent: Agent, payload: Payload) -> list[tuple[Literal["user", "assistant"], str]]:
+    """(role, text) of the turns before a UserPromptSubmit payload's prompt, from the agent's transcript."""
+    from memsift._bounds import RECENT_TURNS
 
     from .transcript import recent_turns
 
@@ -360,8 +393,7 @@ def recall_message(agent: Agent, payload: Payload) -> Message:
     turns = recent_turns(payload.get("transcript_path"), agent.read_turn, RECENT_TURNS + 1)
     if turns and turns[-1] == ("user", text):
         turns.pop()  # the agent already wrote this very prompt down
-    return Message(text, tuple(Turn(role, said) for role, said in turns[-RECENT_TURNS:]),
-                   _optional(payload, "session_id"))
+    return turns[-RECENT_TURNS:]
 
 
 def finished_exchange(agent: Agent, payload: Payload, prompt: str | None = None) -> Exchange | None:

@@ -14,14 +14,16 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from memsift import __version__
+from memsift import _served
 from memsift._doctor import diagnose
-from memsift._guarded import open_guarded
+from memsift._guarded import guarded_recall, open_guarded
 from memsift._note_lines import fact_of
 from memsift.config import load_config
 from memsift.pipeline import retain
@@ -31,7 +33,8 @@ from memsift.semantic.embedder import CachedEmbedder, InProcessEmbedder, ServerE
 from memsift.semantic.judge import embedded_text
 from memsift.semantic.model import installed, model_files
 from memsift.services import embedder_for, open_services
-from memsift.types import Exchange
+from memsift.notes import NotesFile
+from memsift.types import Exchange, Message
 
 pytestmark = pytest.mark.skipif(not installed(), reason="the [semantic] extra is not installed")
 
@@ -385,3 +388,94 @@ def test_doctor_says_when_no_server_runs_or_the_judge_is_lexical(tmp_path, monke
 
     assert (stopped.status, lexical.status) == ("info", "info")
     assert "not running" in stopped.detail and "judge = lexical" in lexical.detail
+
+
+# -- a searching message recalled in the warm server --------------------------------
+
+NOTE = "We use Postgres advisory locks instead of Redis locks, because Redis failover lost a lock twice."
+QUESTION = "why not Redis for the job locks? remind me what we decided"  # the lexical judge alone finds nothing
+IN_ITS_WORDS = "why did we pick Postgres advisory locks over Redis locks?"  # the lexical judge finds the note
+
+
+def searching_hook(project: Path, tmp_path: Path, prompt_id: str,
+                   prompt: str = QUESTION) -> subprocess.CompletedProcess[bytes]:
+    """The UserPromptSubmit hook on a searching message, a user HOME of its own (never the real one)."""
+    payload = {"session_id": f"s-{prompt_id}", "cwd": str(project), "prompt_id": prompt_id,
+               "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    env = {**os.environ, "HOME": str(tmp_path / "user")}
+    return subprocess.run([sys.executable, "-m", "memsift", "hook", "claude-code", "UserPromptSubmit"],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60, env=env)
+
+
+@pytest.fixture
+def shop(tmp_path):
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    NotesFile(load_config().project_dir(project) / "notes.md").append([NOTE])
+    return project
+
+
+def added(done: subprocess.CompletedProcess[bytes]) -> str:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout else ""
+
+
+def test_a_searching_hook_is_recalled_in_the_warm_server_as_the_library_recalls_it(servers, memsift_home, shop,
+                                                                                     tmp_path):
+    servers()
+    in_process = guarded_recall(Message(QUESTION, session="s-library"), shop)  # the model loaded here
+
+    done = searching_hook(shop, tmp_path, "p1")
+
+    assert _serve.status(memsift_home)["served"] == 1  # the server recalled it, not the hook
+    assert "advisory locks" in added(done) and added(done) == in_process.text
+    decisions = [json.loads(line) for line in (memsift_home / "decisions.jsonl").read_text().splitlines()]
+    assert [(d["event"], d["session"]) for d in decisions if d.get("session") == "s-p1"] == [
+        ("UserPromptSubmit", "s-p1")]
+
+
+def test_a_server_of_another_version_leaves_the_recall_to_the_hook(servers, spawned, shop, tmp_path):
+    servers(code=OTHER_VERSION)
+
+    done = searching_hook(shop, tmp_path, "p2", IN_ITS_WORDS)
+
+    assert "advisory locks" in added(done)  # recalled in process, lexically: the old server is being replaced
+    told = until(lambda: (_serve.status(spawned) or {}).get("memsift") == __version__ and _serve.status(spawned),
+                 "the server of another version was not replaced")
+    assert told["served"] == 0
+
+
+def test_a_server_that_takes_the_recall_and_never_answers_adds_nothing_once(memsift_home, shop, tmp_path):
+    _serve.serve_dir(memsift_home).mkdir(mode=0o700)
+    listener = _serve.listen(_serve.socket_path(memsift_home))
+    taken: list[bytes] = []
+
+    def silent() -> None:  # reads the whole request, then keeps the line open past the hook's patience
+        conn, _ = listener.accept()
+        with conn:
+            taken.append(_serve.receive(conn))
+            time.sleep(_served.ANSWER_TIMEOUT + 2)
+
+    thread = threading.Thread(target=silent)
+    thread.start()
+    try:
+        done = searching_hook(shop, tmp_path, "p3")
+    finally:
+        thread.join()
+        listener.close()
+
+    assert json.loads(taken[0])["op"] == "recall"
+    assert done.returncode == 0 and done.stdout == b""  # fail open: nothing added
+    assert not (memsift_home / "decisions.jsonl").exists()  # and the message was not recalled a second time
+
+
+def test_settings_that_turn_memory_off_are_said_by_the_hook_as_without_a_server(servers, memsift_home, shop,
+                                                                                tmp_path):
+    servers()
+    (memsift_home / "config.toml").write_text('stroe = "embedded"\n')
+
+    done = searching_hook(shop, tmp_path, "p4")
+
+    assert _serve.status(memsift_home)["served"] == 1  # asked, and declined before reading anything
+    notice = json.loads(done.stdout)["systemMessage"]
+    assert done.returncode == 0 and "memory off" in notice and "stroe" in notice

@@ -13,7 +13,9 @@ bytes. A request is one JSON message, ``{"op": "embed", "memsift": VERSION,
 byte order). A server of another version or model embeds nothing: it answers
 ``{"ok": false, "memsift": ..., "model": ..., "pid": ...}`` and the client
 replaces it. ``{"op": "status"}`` tells its pid, version, model, resident
-memory and idle time; ``{"op": "stop"}`` ends it.
+memory and idle time; ``{"op": "stop"}`` ends it. ``{"op": "recall", ...}``
+recalls a hook's searching message here, where everything is loaded
+(``_served.py``).
 
 >>> with connected(socket_path(home), timeout=0.05) as conn:
 ...     send(conn, {"op": "status"}); receive_json(conn)["model"]
@@ -28,11 +30,12 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .._home import SERVE_FOLDER, SERVE_SOCKET, server_socket
 from .model import BATCH
 
 if TYPE_CHECKING:
@@ -40,14 +43,15 @@ if TYPE_CHECKING:
 
     from ..config import Config
 
-FOLDER = "serve"
-SOCKET, LOCK, STATE, LOG = "embed.sock", "server.lock", "server.json", "serve.log"
+FOLDER, SOCKET = SERVE_FOLDER, SERVE_SOCKET
+LOCK, STATE, LOG = "server.lock", "server.json", "serve.log"
 STARTING = "starting"  # made by the hook that starts a server, gone once that server holds the lock
 START_GRACE = 30.0  # seconds a start is trusted to reach the lock (a busy machine starts Python slowly)
 MAX_MESSAGE = 16 << 20  # bytes: a request of every note at once still fits; junk beyond it is refused
 MAX_PATH = 100  # bytes of a socket's path (the system's limit is 104 to 108): a longer home is judged lexically
 LOCK_WAIT = 3.0  # seconds a new server waits for the one it replaces to let go
 REQUEST_TIMEOUT = 5.0  # seconds the server gives one client to send its request and read the answer
+CONNECT_TIMEOUT = 0.05  # seconds to connect: a live server accepts at once, a full backlog is not waited on
 
 
 def serve_dir(home: Path) -> Path:
@@ -55,7 +59,7 @@ def serve_dir(home: Path) -> Path:
 
 
 def socket_path(home: Path) -> Path:
-    return serve_dir(home) / SOCKET
+    return server_socket(home)
 
 
 # -- the wire ------------------------------------------------------------------------
@@ -194,11 +198,16 @@ def _claim_start(folder: Path) -> bool:
 
 # -- the server ----------------------------------------------------------------------
 
-class Server:
-    """The model behind the socket; ``run`` answers until idle for ``idle`` seconds or asked to stop."""
+Recaller = Callable[[Mapping[str, Any], str], dict[str, Any]]  # a recall request, the model's name -> the answer
 
-    def __init__(self, home: Path, model: Any, idle: float) -> None:
-        self.home, self.model, self.idle = home, model, idle
+
+class Server:
+    """The model behind the socket; ``run`` answers until idle for ``idle`` seconds or asked to stop.
+    ``recall`` answers the hooks' recall requests (``memsift._served.answer_recall``): given, not
+    imported, so that the library's recall and the server that runs it know nothing of each other."""
+
+    def __init__(self, home: Path, model: Any, idle: float, recall: Recaller | None = None) -> None:
+        self.home, self.model, self.idle, self.recall = home, model, idle, recall
         self.last_used = time.monotonic()
         self.served = 0
         self.stopping = False
@@ -243,6 +252,17 @@ class Server:
                 parts.append(self.model.embed(texts[start:start + BATCH]).astype("float32").tobytes())
             send(conn, {"ok": True, "rows": len(texts), "dims": self.model.dimensions})
             send(conn, b"".join(parts))
+        elif op == "recall" and self.recall is not None:
+            if request.get("memsift") != __version__:
+                send(conn, {"ok": False, **self.describe()})
+                return
+            self.last_used = time.monotonic()
+            self.served += 1
+            try:
+                answer = self.recall(request, self.model.name)
+            except Exception as exc:  # a bug must not end the server: the hook recalls in process, and says it
+                answer = {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
+            send(conn, answer)
         else:
             send(conn, {"ok": False, "error": f"unknown op {op!r}"})
 
@@ -328,12 +348,13 @@ def listen(path: Path) -> socket.socket:
     return listener
 
 
-def serve(config: Config) -> int:
-    """``memsift serve``: load the model, answer until idle. 0 when another server already runs."""
+def serve(config: Config, recall: Recaller | None = None) -> int:
+    """``memsift serve``: load the model, answer until idle (and ``recall`` requests, with it). 0 when
+    another server already runs."""
     import signal
 
     from .._files import private_folder, write_atomically
-    from .model import EmbeddingModel
+    from .model import loaded_model
 
     home = config.home
     private_folder(serve_dir(home))
@@ -350,14 +371,14 @@ def serve(config: Config) -> int:
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the finally below still tidies up
     try:
-        model = EmbeddingModel.load(config.embedding_model)
+        model = loaded_model(config.embedding_model)  # the one the recalls it serves embed with too
         listener = listen(path)
         write_atomically(serve_dir(home) / STATE, json.dumps(
             {"pid": os.getpid(), "memsift": __version__, "model": model.name, "started": time.time()}))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         print(f"{stamp} memsift serve: pid {os.getpid()}, {model.name}, on {path}", file=sys.stderr, flush=True)
         with listener:
-            Server(home, model, config.serve_idle).run(listener)
+            Server(home, model, config.serve_idle, recall).run(listener)
     finally:
         release(home)
     return 0

@@ -13,20 +13,14 @@ Hooks never load the model themselves: they reach a warm process instead,
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
 from ..types import Embedder, Vectors
+from . import _serve
 from ._vectors import Rows, VectorCache, row_bytes
-from .model import PACKAGED, EmbeddingModel
-
-
-@functools.lru_cache(maxsize=2)
-def _loaded(folder: str | None) -> EmbeddingModel:
-    """One model a process: loading costs about a second, its vectors never change."""
-    return EmbeddingModel.load(folder)
+from .model import PACKAGED, loaded_model
 
 
 class InProcessEmbedder:
@@ -40,10 +34,10 @@ class InProcessEmbedder:
 
     def __init__(self, folder: str | None = None) -> None:
         self._folder = folder
-        self.name = PACKAGED if folder is None else _loaded(folder).name
+        self.name = PACKAGED if folder is None else loaded_model(folder).name
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        return _loaded(self._folder).embed(texts)
+        return loaded_model(self._folder).embed(texts)
 
 
 class ServerEmbedder:
@@ -55,7 +49,7 @@ class ServerEmbedder:
     """
 
     remote = False  # a process of this user's, on this machine: no breaker to mind
-    CONNECT_TIMEOUT = 0.05  # seconds: a live server accepts at once; a full backlog is not waited on
+    CONNECT_TIMEOUT = _serve.CONNECT_TIMEOUT
     ANSWER_TIMEOUT = 1.0  # seconds for the vectors: a message and a few missed items take milliseconds
 
     def __init__(self, home: Path, folder: str | None = None, *, wait: float = 0.0) -> None:
@@ -82,8 +76,6 @@ class ServerEmbedder:
     def _ask(self, texts: Sequence[str]) -> Vectors | None:
         """The server's vectors, or None: none answers, a broken one, or one of another version or
         model (asked to end, so that ours replaces it)."""
-        from . import _serve
-
         try:
             with _serve.connected(_serve.socket_path(self.home), self.CONNECT_TIMEOUT) as conn:
                 conn.settimeout(self.ANSWER_TIMEOUT)
@@ -99,8 +91,6 @@ class ServerEmbedder:
         return None
 
     def _start(self) -> None:
-        from . import _serve
-
         with contextlib.suppress(OSError):  # no server this time: judged lexically, the next message tries again
             _serve.start_detached(self.home, self._folder)
 

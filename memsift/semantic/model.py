@@ -11,6 +11,7 @@ Loading costs about 0.35 s in a cold process: hooks reach a warm one
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Sequence
@@ -129,3 +130,9 @@ class EmbeddingModel:
         norms = numpy.linalg.norm(pooled, axis=1, keepdims=True)
         vectors: Vectors = (pooled / numpy.maximum(norms, 1e-12)).astype(numpy.float32)
         return vectors
+
+
+@functools.lru_cache(maxsize=2)
+def loaded_model(folder: str | None) -> EmbeddingModel:
+    """One model a process: loading costs about a second, its vectors never change."""
+    return EmbeddingModel.load(folder)

@@ -10,10 +10,11 @@ named here. A pipeline is a plain list of stages::
 
 from __future__ import annotations
 
+from .._bounds import RECENT_TURNS
 from ..config import Config
 from .path import _Path
 from .path import (
-    RECENT_TURNS, EndPath, Keep, PathState, Sift, Stage, ask, call_service, decision_state, is_remote,
+    EndPath, Keep, PathState, Sift, Stage, ask, call_service, decision_state, is_remote,
     scrubber, stage_name,
 )
 from .recall import (

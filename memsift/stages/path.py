@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from attrs import evolve, field, frozen
 
+from .._bounds import RECENT_TURNS
 from .._budget import within
 from .._health import FAILING, REFUSED
 from ..errors import ConfigurationError, DeadlineExceeded, ServerError, ServiceUnavailable
@@ -26,7 +27,6 @@ from ..types import (
 )
 
 
-RECENT_TURNS = 4  # what the decider reads of the conversation: the last exchanges
 P = TypeVar("P", bound="_Path")
 T = TypeVar("T")
 
