@@ -101,8 +101,9 @@ def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]
         return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
     if refusal:
         return {"ok": False, "why": refusal}
-    services, why, _ = open_guarded(root, session, environ)
-    if services is None:  # memory off: the hook's own path says so, once, as it always does
+    # No session hears here why memory is off: declined, the hook's own path tells its session, once.
+    services, why, _ = open_guarded(root, "", environ)
+    if services is None:
         return {"ok": False, "why": why}
     text, notice = answered(evolve(services, loaded_files=loaded), message, agent, root, environ)
     return {"ok": True, "text": text, "notice": notice}
