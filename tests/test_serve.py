@@ -479,3 +479,19 @@ def test_settings_that_turn_memory_off_are_said_by_the_hook_as_without_a_server(
     assert _serve.status(memsift_home)["served"] == 1  # asked, and declined before reading anything
     notice = json.loads(done.stdout)["systemMessage"]
     assert done.returncode == 0 and "memory off" in notice and "stroe" in notice
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files through /proc")
+def test_the_server_closes_what_each_recall_opened(servers, memsift_home, shop):
+    servers()
+    pid = _serve.status(memsift_home)["pid"]
+    open_files = lambda: len(os.listdir(f"/proc/{pid}/fd"))  # noqa: E731
+
+    def recall(n: int) -> dict:
+        request = _served.request_for(os.environ, shop, f"s{n}", "codex", f"{QUESTION} ({n})", [], [])
+        return _served.served_recall(memsift_home, request)
+
+    assert recall(0)["ok"]
+    after_one = open_files()
+    assert all(recall(n)["ok"] for n in range(1, 31))
+    assert open_files() <= after_one  # the store's, the outbox's and the vector cache's connections closed
