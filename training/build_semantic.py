@@ -19,7 +19,10 @@ training/corpus-semantic/novel.jsonl: never the evaluation scenarios. Every
 
 Deterministic: Newton's method from zero, cosines rounded to 4 decimals and
 every stored float to 6, no randomness; the same corpus and model.bin give the
-same bytes. Needs the [semantic] and [train] extras.
+same bytes on the same CPU. ONNX Runtime picks its int8 kernels by the
+instructions a CPU has (AVX-512 VNNI, AVX2...): on another CPU a cosine can
+differ in its 4th decimal and a weight in its 5th (docs/training.md). Needs the [semantic] and [train]
+extras.
 """
 
 from __future__ import annotations
