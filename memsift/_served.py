@@ -83,7 +83,7 @@ def answered(services: Services, message: Message, agent: str, root: str,
 
 def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]:
     """The server's side: ``{"ok": True, "text", "notice"}``, or ``{"ok": False, "why"}`` before
-    anything was read or written, for the hook to recall in process."""
+    anything is recalled, for the hook to recall in process."""
     from attrs import evolve
 
     from ._guarded import open_guarded
