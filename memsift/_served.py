@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .config import Config
     from .services import Services
     from .types import Message
 
@@ -71,12 +70,11 @@ def answered(services: Services, message: Message, agent: str, root: str,
              environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
     """Recall ``message`` and record the decision: (what memory adds, the notice for the user)."""
     from ._decisions import DecisionLog
-    from ._spool import keeping_folders, keeping_news
+    from ._spool import services_keeping_news
     from .pipeline import recall
 
     result = recall(message, services)
-    notice = result.notice or keeping_news(services.config.home, keeping_folders(services), message.session,
-                                           environ)
+    notice = result.notice or services_keeping_news(services, message.session, environ)
     DecisionLog(services.config.home).record(agent, "UserPromptSubmit", root, result, session=message.session)
     return result.text, notice
 
@@ -87,7 +85,6 @@ def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]
     from attrs import evolve
 
     from ._guarded import open_guarded
-    from .config import load_config
     from .types import Message, Turn
 
     try:
@@ -96,15 +93,16 @@ def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]
         turns = tuple(Turn(_role(role), str(text)) for role, text in request["turns"])
         message = Message(str(request["message"]), turns, session)
         loaded = tuple(Path(str(p)) for p in request["loaded_files"])
-        refusal = _elsewhere(load_config(environ), model_name)
-    except Exception as exc:  # a malformed request, settings that do not read: the hook's own path says why
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a malformed request
         return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
-    if refusal:
-        return {"ok": False, "why": refusal}
     # No session hears here why memory is off: declined, the hook's own path tells its session, once.
     services, why, _ = open_guarded(root, "", environ)
     if services is None:
         return {"ok": False, "why": why}
+    refusal = _elsewhere(services, model_name)
+    if refusal:
+        _close(services)
+        return {"ok": False, "why": refusal}
     try:
         text, notice = answered(evolve(services, loaded_files=loaded), message, agent, root, environ)
     finally:
@@ -128,16 +126,14 @@ def _role(role: object) -> Literal["user", "assistant"]:
     raise ValueError(f"a turn's role is 'user' or 'assistant', not {role!r}")
 
 
-def _elsewhere(config: Config, model_name: str) -> str:
-    """Why this server does not recall for these settings ('' when it does): a remote decider or
+def _elsewhere(services: Services, model_name: str) -> str:
+    """Why this server does not recall for these services ('' when it does): a remote decider or
     store would hold it up for every other hook; another model is not the one it holds."""
-    from .semantic.model import PACKAGED, model_files
-
+    config, embedder = services.config, services.embedder
     if config.decider != "embedded" or config.decider_by_task or config.store != "embedded":
         return "the settings send questions or the store elsewhere"
-    wanted = PACKAGED if config.embedding_model is None else model_files(config.embedding_model)[2]
-    if config.judge != "lexical" and wanted != model_name:
-        return f"the settings name the model {wanted}, this server holds {model_name}"
+    if embedder is not None and embedder.name != model_name:
+        return f"the settings name the model {embedder.name}, this server holds {model_name}"
     return ""
 
 

@@ -124,6 +124,11 @@ def keeping_folders(services: Services) -> list[Path]:
     return list(dict.fromkeys(Path(os.path.realpath(path)).parent for path in paths if path is not None))
 
 
+def services_keeping_news(services: Services, session: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """``keeping_news`` for the folders these services write."""
+    return keeping_news(services.config.home, keeping_folders(services), session, environ)
+
+
 def _first_problem(check: Callable[[Path], str | None], folders: Iterable[Path]) -> tuple[Path, str] | None:
     for folder in folders:
         why = check(folder)

@@ -157,6 +157,7 @@ def session_start(agent: Agent, payload: Payload) -> None:
     do not load): no service is called, the session does not wait on one.
     """
     from memsift._once import forget_old
+    from memsift._spool import services_keeping_news
     from memsift.config import default_home, unknown_variables
     from memsift.pipeline import health_news
 
@@ -164,7 +165,7 @@ def session_start(agent: Agent, payload: Payload) -> None:
     try:
         services = _services(agent, payload)
         session = _optional(payload, "session_id")
-        notice = health_news(services, session) or _keeping_news(services, session)
+        notice = health_news(services, session) or services_keeping_news(services, session)
     except MemoryOff as off:
         notice = off.notice
     if unknown := unknown_variables(os.environ):  # a typo the settings cannot see: ignored, but said
@@ -274,13 +275,6 @@ def _detached(services: Services) -> Services:
     from attrs import evolve
 
     return evolve(services, health=services.health.unheard()) if services.health is not None else services
-
-
-def _keeping_news(services: Services, session: str) -> str | None:
-    """The line about exchanges memsift cannot keep (a home full, read-only or shut), once per session."""
-    from memsift._spool import keeping_folders, keeping_news
-
-    return keeping_news(services.config.home, keeping_folders(services), session)
 
 
 def _quiet_news(payload: Payload) -> str | None:

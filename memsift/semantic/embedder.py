@@ -20,7 +20,7 @@ from .. import __version__
 from ..types import Embedder, Vectors
 from . import _serve
 from ._vectors import Rows, VectorCache, row_bytes
-from .model import PACKAGED, loaded_model
+from .model import PACKAGED, loaded_model, model_files
 
 
 class InProcessEmbedder:
@@ -34,7 +34,7 @@ class InProcessEmbedder:
 
     def __init__(self, folder: str | None = None) -> None:
         self._folder = folder
-        self.name = PACKAGED if folder is None else loaded_model(folder).name
+        self.name = PACKAGED if folder is None else model_files(folder)[2]  # named without loading it
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return loaded_model(self._folder).embed(texts)
