@@ -17,24 +17,25 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .config import Config, load_config
     from .errors import ConfigurationError, DeadlineExceeded, MemsiftError, ServiceUnavailable
-    from .pipeline import arecall, aretain, arun, recall, retain, run
+    from .pipeline import abrief, arecall, aretain, arun, brief, recall, retain, run
     from .services import Services, open_services
     from .types import (
-        Category, Choice, ChoiceAnswer, Decider, Edit, Exchange, Item, Kind, Message, Notebook, Noul, NoulAnswer,
+        Brief, Category, Choice, ChoiceAnswer, Decider, Edit, Exchange, Item, Kind, Message, Notebook, Noul, NoulAnswer,
         Recall, Redactor, Retained, Reviser, Score, ScoreAnswer, Step, Store, Turn, Usage,
     )
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Category", "Choice", "ChoiceAnswer", "Config", "ConfigurationError", "DeadlineExceeded", "Decider", "Edit",
-    "Exchange", "Item", "Kind", "MemsiftError", "Message", "Notebook", "Noul", "NoulAnswer", "Recall", "Redactor",
-    "Retained", "Reviser", "Score", "ScoreAnswer", "ServiceUnavailable", "Services", "Step", "Store", "Turn",
-    "Usage", "arecall", "aretain", "arun", "load_config", "open_services", "recall", "retain", "run",
+    "Brief", "Category", "Choice", "ChoiceAnswer", "Config", "ConfigurationError", "DeadlineExceeded", "Decider",
+    "Edit", "Exchange", "Item", "Kind", "MemsiftError", "Message", "Notebook", "Noul", "NoulAnswer", "Recall",
+    "Redactor", "Retained", "Reviser", "Score", "ScoreAnswer", "ServiceUnavailable", "Services", "Step", "Store",
+    "Turn", "Usage", "abrief", "arecall", "aretain", "arun", "brief", "load_config", "open_services", "recall",
+    "retain", "run",
 ]
 
 _MODULE_OF = {
-    "recall": "pipeline", "retain": "pipeline", "run": "pipeline",
+    "recall": "pipeline", "retain": "pipeline", "run": "pipeline", "brief": "pipeline", "abrief": "pipeline",
     "arecall": "pipeline", "aretain": "pipeline", "arun": "pipeline",
     "open_services": "services", "Services": "services",
     "load_config": "config", "Config": "config",

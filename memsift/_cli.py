@@ -1,5 +1,5 @@
-"""The ``memsift`` command: bench, recall, retain, redact, hook, install, uninstall, notes, search, show,
-doctor, serve."""
+"""The ``memsift`` command: bench, recall, brief, retain, redact, hook, install, uninstall, notes, search,
+show, doctor, serve."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .bench import LoopScenario, Scenario, StoreFactory
     from .config import Config
     from .services import Services
+    from .types import Brief, Recall
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,6 +89,14 @@ def _parser() -> argparse.ArgumentParser:
                         help="JSON list of {role, text} turns before the message, oldest first")
     recall.add_argument("--json", action="store_true", help="print the result and its trace as JSON")
     recall.set_defaults(run=_recall)
+
+    brief = sub.add_parser("brief", help="what a session of this project starts with: its memory, chosen to fit")
+    _project_args(brief)
+    brief.add_argument("--budget", type=int, metavar="CHARS", help="characters (default: brief_chars, 2000)")
+    brief.add_argument("--focus", metavar="WORDS",
+                       help="what is in play, preferred (default: the branch checked out in the project)")
+    brief.add_argument("--json", action="store_true", help="print the result and its trace as JSON")
+    brief.set_defaults(run=_brief)
 
     retain = sub.add_parser("retain", help="decide whether one exchange is kept (JSON {user, assistant} on stdin)")
     _project_args(retain)
@@ -229,8 +238,6 @@ def _services(ns: argparse.Namespace) -> Services:
 
 
 def _recall(ns: argparse.Namespace) -> int:
-    from attrs import asdict
-
     from .pipeline import recall
     from .types import Message, Turn
 
@@ -243,7 +250,26 @@ def _recall(ns: argparse.Namespace) -> int:
             print(f"memsift: cannot read the conversation from {ns.conversation}: {exc}", file=sys.stderr)
             return 2
     result = recall(Message(sys.stdin.read(), tuple(turns), ns.session), _services(ns))
-    if ns.json:
+    return _print_result(result, as_json=ns.json)
+
+
+def _brief(ns: argparse.Namespace) -> int:
+    from ._project import branch
+    from .pipeline import brief
+
+    if ns.budget is not None and ns.budget < 0:
+        print("memsift: --budget is a number of characters: 0 (no brief) or more", file=sys.stderr)
+        return 2
+    focus = branch(ns.project) if ns.focus is None else ns.focus
+    result = brief(_services(ns), session=ns.session, focus=focus, budget=ns.budget)
+    return _print_result(result, as_json=ns.json)
+
+
+def _print_result(result: Recall | Brief, *, as_json: bool) -> int:
+    """A recall's or a brief's text on stdout (its notice first), its trace on stderr; or all of it as JSON."""
+    from attrs import asdict
+
+    if as_json:
         print(json.dumps(asdict(result), default=str, indent=1))
         return 0
     if result.notice:

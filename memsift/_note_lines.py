@@ -7,7 +7,7 @@ import re
 from ._bounds import NOTE_CHARS
 
 # The tail retain writes after a fact: "(decision 2026-12-01 ex-3f2a9c1b)".
-_TAIL = re.compile(r"\s\([a-z_]+ \d{4}-\d{2}-\d{2} ex-[0-9a-f]+\)$")
+_TAIL = re.compile(r"\s\(([a-z_]+) (\d{4}-\d{2}-\d{2}) (ex-[0-9a-f]+)\)$")
 
 
 def split_lines(text: str) -> list[str]:
@@ -50,3 +50,13 @@ def fact_of(line: str) -> str:
     'We cap uploads at 25 MB.'
     """
     return _TAIL.sub("", line.rstrip())
+
+
+def tail_of(line: str) -> tuple[str, str, str] | None:
+    """What the tail retain writes after a fact says: (category, day, pointer); None without one.
+
+    >>> tail_of("We cap uploads at 25 MB. (constraint 2026-12-01 ex-3f2a9c1b)")
+    ('constraint', '2026-12-01', 'ex-3f2a9c1b')
+    """
+    found = _TAIL.search(line.rstrip())
+    return (found[1], found[2], found[3]) if found else None

@@ -32,3 +32,25 @@ def project_root(folder: str | os.PathLike[str]) -> Path:
         if owner == uid:  # another user's .git is no project of this user's, as git has it (safe.directory)
             return candidate
     return start
+
+
+def branch(root: str | os.PathLike[str]) -> str:
+    """The branch checked out in the work tree at *root* ('' when none: not a repository, a detached
+    HEAD), read from ``.git/HEAD`` (a worktree's ``.git`` file names its own git folder).
+
+    >>> branch("/src/shop")
+    'feature/photo-upload'
+    """
+    from ._files import read_regular
+
+    git = Path(root) / ".git"
+    try:
+        if git.is_file():  # a worktree or a submodule: "gitdir: <its git folder>"
+            pointed = read_regular(git, 4096).decode("utf-8", "replace").strip()
+            if not pointed.startswith("gitdir:"):
+                return ""
+            git = (Path(root) / pointed.removeprefix("gitdir:").strip()).resolve()
+        head = read_regular(git / "HEAD", 4096).decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""

@@ -25,12 +25,13 @@ from attrs import evolve, frozen
 
 from .config import Config, load_config
 from .notes import NotesFile, exchange_id
-from .pipeline import recall, retain
+from .pipeline import brief, recall, retain
 from .services import Services, SessionLog
 from .stages import EVERY_MESSAGE_STAGES, RECALL_STAGES
 from .types import Answer, Decider, Edit, Embedder, Exchange, Item, Kind, Message, Question, Store, Turn, Usage
 
 PIPELINES = {"memsift": RECALL_STAGES, "memsift-lexical": RECALL_STAGES, "every-message": EVERY_MESSAGE_STAGES}
+BRIEFED = frozenset({"memsift", "memsift-lexical"})  # a session starts with a brief (Cognee's plugin gives none)
 LEGEND = {
     "memsift": "memsift's recall and retain paths on the embedded decider{judge}",
     "memsift-lexical": "the same paths judged lexically, as by default (MEMSIFT_JUDGE=lexical) or without the extra",
@@ -40,9 +41,13 @@ LEGEND = {
 COUNTS = ("messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
           "reminders_expected", "items_added", "items_needed_added", "secrets_leaked",
           "questions", "tokens_in", "tokens_out", "usd")  # the last four: what the decider was asked
+# What the session brief gave: the messages whose needs it met alone and together with the message's
+# recall, its characters over the sessions briefed; for a loop, the same of the yardstick (the notes
+# newest first, cut at the same budget) and of what is ranked first (memsift's, and plain BM25's top 1).
+BRIEF_COUNTS = ("found_brief", "found_together", "briefs", "brief_chars")
 # A loop scenario's reminders, direct and needing a step of inference apart, and its notes at the end.
 LOOP_COUNTS = ("found_direct", "expected_direct", "found_inference", "expected_inference", "notes_lines",
-               "notes_chars")
+               "notes_chars", "found_newest", "found_newest_together", "ranked_first", "ranked_first_bm25")
 
 
 @frozen
@@ -245,10 +250,12 @@ def bench_scenario(scenario: Scenario | LoopScenario, pipeline: str, base: Servi
     services = _watched(base, store, folder, witness)
     ids_by_text = {" ".join(i.text.split()): i.id for i in (*scenario.notes, *scenario.archive)}
     texts = {i.id: " ".join(i.text.split()) for i in (*scenario.notes, *scenario.archive)}
-    row: dict[str, Any] = dict.fromkeys(COUNTS, 0)
+    row: dict[str, Any] = dict.fromkeys((*COUNTS, *BRIEF_COUNTS), 0)
     waits: list[float] = []
     right_kinds = 0
     session = f"bench-{scenario.id}-{pipeline}"
+    given = _session_brief(row, pipeline, services, session)
+    briefed = {ids_by_text.get(" ".join(line.split()), "") for line in _quoted_facts(given)}
     for turn in scenario.messages:
         t0 = time.perf_counter()
         result = recall(Message(turn.text, turn.before, session), services, PIPELINES[pipeline])
@@ -258,14 +265,19 @@ def bench_scenario(scenario: Scenario | LoopScenario, pipeline: str, base: Servi
         row["messages"] += 1
         row["no_need"] += not turn.needs
         row["reminders_expected"] += bool(turn.needs)
+        met = False
         if result.text:
             row["added"] += 1
             row["added_chars"] += len(result.text)
             row["added_for_nothing"] += not turn.needs
             flat = " ".join(result.text.split())
-            row["reminders_found"] += any(n in found or texts.get(n, "\0") in flat for n in turn.needs)
+            met = any(n in found or texts.get(n, "\0") in flat for n in turn.needs)
+            row["reminders_found"] += met
             row["items_added"] += len(result.items)
             row["items_needed_added"] += len(found & set(turn.needs))
+        by_brief = bool(briefed & set(turn.needs))
+        row["found_brief"] += by_brief
+        row["found_together"] += by_brief or met
     kept = _retain_verdicts(scenario, pipeline, evolve(services, notebook=_WatchedNotes(
         folder / "retained.md", witness)))
     row.update(services.decider.counts())  # type: ignore[attr-defined]
@@ -288,24 +300,29 @@ def bench_loop(scenario: LoopScenario, pipeline: str, base: Services, make_store
     """One row for a loop scenario: memory starts empty and holds only what was kept since.
 
     Every exchange goes through retain as it ends (``every-message`` stores
-    every exchange whole, as Cognee's plugin does); from the second session on,
-    every user message is recalled first, with its session's conversation so far.
+    every exchange whole, as Cognee's plugin does); each session starts with
+    the session brief (memsift's pipelines); from the second session on, every
+    user message is recalled first, with its session's conversation so far.
     """
     witness = Witness()
     store = make_store(scenario, folder)
     services = _watched(base, store, folder, witness)
-    row: dict[str, Any] = dict.fromkeys((*COUNTS, *LOOP_COUNTS), 0)
+    row: dict[str, Any] = dict.fromkeys((*COUNTS, *BRIEF_COUNTS, *LOOP_COUNTS), 0)
     waits: list[float] = []
     kept: list[tuple[bool, bool]] = []
     for index, session in enumerate(scenario.sessions):
         session_id = f"bench-{scenario.id}-{pipeline}-{session.id}"
+        given = _session_brief(row, pipeline, services, session_id) if index else ""
+        newest = newest_first(services.notebook.lines(), services.config.brief_chars) if index else ""
         turns: list[Turn] = []
         for number, (user, answer) in enumerate(session.exchanges):
             if index:
+                ranked = _ranked_first(services, Message(user.text, tuple(turns), session_id))
                 t0 = time.perf_counter()
                 result = recall(Message(user.text, tuple(turns), session_id), services, PIPELINES[pipeline])
                 waits.append(time.perf_counter() - t0)
                 _score_loop_message(row, scenario, user, result.text, result.items)
+                _score_loop_memory(row, scenario, user, given, newest, result.text, ranked)
             exchange = Exchange(user.text, answer, session_id)
             kept.append((_kept(exchange, pipeline, services), (session.id, number) in scenario.keep))
             turns += [Turn("user", user.text), Turn("assistant", answer)]
@@ -324,6 +341,75 @@ def bench_loop(scenario: LoopScenario, pipeline: str, base: Services, make_store
     return row
 
 
+def _session_brief(row: dict[str, Any], pipeline: str, services: Services, session: str) -> str:
+    """The brief a session of this pipeline starts with ('' for one that gives none), counted."""
+    if pipeline not in BRIEFED or services.config.brief_chars <= 0:
+        return ""
+    text = brief(services, session=session).text
+    row["briefs"] += 1
+    row["brief_chars"] += len(text)
+    return text
+
+
+def _quoted_facts(brief_text: str) -> list[str]:
+    """The facts a rendered brief quotes, as written in the notes (its header and tails left out)."""
+    facts = []
+    for line in brief_text.split("\n")[1:]:
+        quoted_part = line[2:line.rfind('" ') + 1] if line.startswith('- "') else ""
+        if quoted_part:
+            facts.append(json.loads(quoted_part))
+    return facts
+
+
+def newest_first(lines: Sequence[str], budget: int) -> str:
+    """The yardstick of a brief: the notes' lines, the newest first, as many as ``budget`` holds."""
+    taken: list[str] = []
+    room = budget
+    for line in reversed([line for line in lines if line.strip()]):
+        if len(line) + 1 > room:
+            break
+        taken.append(line)
+        room -= len(line) + 1
+    return "\n".join(taken)
+
+
+def _ranked_first(services: Services, message: Message) -> tuple[str, str]:
+    """The fact lines ranked first for a message by memsift's retrieval and by plain BM25 ('' for none)."""
+    from .stages.recall import ranked_notes
+
+    facts = [item.text for item in services.notebook.items()]
+    ours = ranked_notes(services, message, limit=1)
+    return (ours[0].text if ours else "", _bm25_first(message.text, facts))
+
+
+def _bm25_first(query: str, texts: Sequence[str]) -> str:
+    """Plain Okapi BM25 (k1 1.2, b 0.75) over the texts' lower-cased words, stopwords out, no stemming."""
+    from ._text import content_words
+
+    docs = [content_words(text) for text in texts]
+    if not docs:
+        return ""
+    average = sum(map(len, docs)) / len(docs) or 1.0
+    df: dict[str, int] = {}
+    for doc in docs:
+        for word in set(doc):
+            df[word] = df.get(word, 0) + 1
+    terms = set(content_words(query))
+    best, best_score = "", 0.0
+    for text, doc in zip(texts, docs, strict=True):
+        counts: dict[str, int] = {}
+        for word in doc:
+            counts[word] = counts.get(word, 0) + 1
+        score = 0.0
+        for term in terms & counts.keys():
+            idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
+            tf = counts[term]
+            score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / average))
+        if score > best_score:
+            best, best_score = text, score
+    return best
+
+
 def _kept(exchange: Exchange, pipeline: str, services: Services) -> bool:
     """Retain one exchange; ``every-message`` keeps it whole in the store, undecided."""
     if pipeline != "every-message":
@@ -334,13 +420,20 @@ def _kept(exchange: Exchange, pipeline: str, services: Services) -> bool:
     return True
 
 
+def _conveys(scenario: LoopScenario, fact: str, added: str) -> bool:
+    """Does the text hold one of the fact's evidence phrases (case-insensitive)?"""
+    low = added.lower()
+    return any(phrase.lower() in low for phrase in scenario.evidence.get(fact, ()))
+
+
+def _meets(scenario: LoopScenario, turn: LoopTurn, text: str) -> bool:
+    """A need is met when, for every needed fact, one of its evidence phrases is in the text."""
+    return bool(turn.needs and text) and all(_conveys(scenario, fact, text) for fact in turn.needs)
+
+
 def _score_loop_message(row: dict[str, Any], scenario: LoopScenario, turn: LoopTurn, text: str,
                         items: Sequence[Item]) -> None:
-    """A need is met when, for every needed fact, one of its evidence phrases is in the text added."""
-    def conveys(fact: str, added: str) -> bool:
-        low = added.lower()
-        return any(phrase.lower() in low for phrase in scenario.evidence.get(fact, ()))
-
+    """What recall added to this message, scored."""
     row["messages"] += 1
     row["no_need"] += not turn.needs
     row["reminders_expected"] += bool(turn.needs)
@@ -351,11 +444,25 @@ def _score_loop_message(row: dict[str, Any], scenario: LoopScenario, turn: LoopT
     row["added"] += 1
     row["added_chars"] += len(text)
     row["added_for_nothing"] += not turn.needs
-    if turn.needs and all(conveys(fact, text) for fact in turn.needs):
+    if _meets(scenario, turn, text):
         row["reminders_found"] += 1
         row[f"found_{turn.need_kind}"] += 1
     row["items_added"] += len(items)
-    row["items_needed_added"] += sum(any(conveys(f, item.text) for f in turn.needs) for item in items)
+    row["items_needed_added"] += sum(any(_conveys(scenario, f, item.text) for f in turn.needs) for item in items)
+
+
+def _score_loop_memory(row: dict[str, Any], scenario: LoopScenario, turn: LoopTurn, brief_text: str,
+                       newest: str, added: str, ranked: tuple[str, str]) -> None:
+    """What the session's brief met, alone and with this message's recall; the same of the yardstick
+    (the notes newest first); and whether the fact is ranked first by memsift and by plain BM25."""
+    if not turn.needs:
+        return
+    row["found_brief"] += _meets(scenario, turn, brief_text)
+    row["found_together"] += _meets(scenario, turn, f"{brief_text}\n{added}")
+    row["found_newest"] += _meets(scenario, turn, newest)
+    row["found_newest_together"] += _meets(scenario, turn, f"{newest}\n{added}")
+    row["ranked_first"] += _meets(scenario, turn, ranked[0])
+    row["ranked_first_bm25"] += _meets(scenario, turn, ranked[1])
 
 
 def _retain_verdicts(scenario: Scenario, pipeline: str, services: Services) -> list[tuple[bool, bool]]:
@@ -385,6 +492,8 @@ def _p95(values: Sequence[float]) -> float:
 
 def _total(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"id": "total", **{k: sum(r[k] for r in rows) for k in COUNTS}}
+    if all("briefs" in r for r in rows):
+        total.update({k: sum(r[k] for r in rows) for k in BRIEF_COUNTS})
     waits = [w for r in rows for w in r["_waits"]]
     classified = [r for r in rows if r["kind_accuracy"] is not None]  # loop messages carry no kind
     kinds = sum(r["kind_accuracy"] * r["messages"] for r in classified)
@@ -393,7 +502,8 @@ def _total(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     total.update(_retain_scores([k for r in rows for k in r["_retain"]]))
     loops = [r for r in rows if r.get("loop")]
     if loops:
-        total.update({k: sum(r[k] for r in loops) for k in LOOP_COUNTS}, loop=len(loops) == len(rows),
+        total.update({k: sum(r[k] for r in loops) for k in LOOP_COUNTS},
+                     loop=len(loops) == len(rows),
                      _line_lengths=[n for r in loops for n in r["_line_lengths"]])
     return total
 
@@ -487,6 +597,8 @@ def legend(names: Sequence[str], semantic: bool) -> str:
 def _public(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row as ``--json`` prints it: FORMAT.md's keys, and for a loop row the loop's own."""
     public = {k: row[k] for k in ROW_KEYS}
+    if "briefs" in row:
+        public.update({k: row[k] for k in BRIEF_COUNTS})
     if "_line_lengths" in row:
         lengths = row["_line_lengths"]
         public.update({k: row[k] for k in ("loop", *LOOP_COUNTS)},
@@ -511,7 +623,8 @@ def format_table(results: Sequence[Mapping[str, Any]]) -> str:
     width = max(16, *(len(name) + 2 for name in names))
     for title, rows in sections:
         lines = [f"{title}", f"  {'':<22}" + "".join(f"{n:>{width}}" for n in names)]
-        shown = _LINES + (_LOOP_LINES if "loop" in rows[0] else ())
+        shown = (_LINES + (_BRIEF_LINES if any("briefs" in row for row in rows) else ())
+                 + (_LOOP_LINES if "loop" in rows[0] else ()))
         for label, cell in shown:
             lines.append(f"  {label:<22}" + "".join(f"{cell(r):>{width}}" for r in rows))
         costs = [r.get("cost", {}).get(title) for r in results]
@@ -519,7 +632,9 @@ def format_table(results: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f"  {label:<22}" + "".join(f"{cell(c) if c else '':>{width}}" for c in costs))
         blocks.append("\n".join(lines))
     loop = any("loop" in row for _, rows in sections for row in rows)
-    labels = [label for label, _ in _LINES + (_LOOP_LINES if loop else ()) + (_COST_LINES if spending else ())]
+    briefed = any("briefs" in row for _, rows in sections for row in rows)
+    labels = [label for label, _ in _LINES + (_BRIEF_LINES if briefed else ()) + (_LOOP_LINES if loop else ())
+              + (_COST_LINES if spending else ())]
     blocks.append("\n".join(["what the lines count (docs/bench.md)"]
                             + [f"  {label:<22}{_LEGEND[label]}" for label in labels]))
     return "\n\n".join(blocks)
@@ -535,6 +650,11 @@ _LEGEND = {
     "kind accuracy": "messages whose kind was classified right, as a share (n/a on a loop)",
     "secrets leaked": "secrets of the scenario seen by a decider or a store, or in the notes",
     "retain prec / recall": "keep verdicts: right over kept / right over the exchanges to keep",
+    "found by the brief": "later messages whose needs the session's brief met (given once, as the session started)",
+    "found together": "later messages whose needs the brief and the message's recall met together",
+    "brief chars / session": "characters of the brief, per session briefed (its header included)",
+    "newest-first, + message": "the yardstick: the notes newest first at the same budget, alone / with recall",
+    "ranked first / BM25": "needs whose fact memsift's retrieval ranks first / plain BM25 ranks first",
     "found direct": "later messages that got every fact they need, the need in the fact's words",
     "found inference": "the same, for needs that take a step of reasoning",
     "notes lines / chars": "the notes file at the end",
@@ -563,7 +683,16 @@ _LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
 )
 
 
+_BRIEF_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("found by the brief", lambda r: _ratio(r["found_brief"], r["reminders_expected"]) if r["briefs"] else "n/a"),
+    ("found together", lambda r: _ratio(r["found_together"], r["reminders_expected"]) if r["briefs"] else "n/a"),
+    ("brief chars / session", lambda r: f"{r['brief_chars'] / r['briefs']:,.0f}" if r["briefs"] else "n/a"),
+)
+
+
 _LOOP_LINES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("newest-first, + message", lambda r: f"{r['found_newest']} / {r['found_newest_together']}"),
+    ("ranked first / BM25", lambda r: f"{r['ranked_first']} / {r['ranked_first_bm25']}"),
     ("found direct", lambda r: _ratio(r["found_direct"], r["expected_direct"])),
     ("found inference", lambda r: _ratio(r["found_inference"], r["expected_inference"])),
     ("notes lines / chars", lambda r: f"{r['notes_lines']} / {r['notes_chars']:,}"),

@@ -73,14 +73,21 @@ class Config:
     keep_threshold: float = 0.6
     fact_threshold: float = 0.5  # a second clause joins a kept line's best one this sure
     novel_threshold: float = 0.5  # a new line restates or updates a note this sure
+    # An exchange whose answer's words (weighted by their rarity in the notes) one note's fact and
+    # keys already hold at this share applies what that note says: not kept again.
+    known_share: float = 0.35
     repeat_threshold: float = 0.85  # an item this session was given comes again only this sure
     said_share: float = 0.6  # an item whose words one turn already holds at this share is not added
+    # Characters of the session brief (its header included): the facts chosen for a session as it
+    # starts, resumes or is compacted. 0 turns it off.
+    brief_chars: int = 2000
     max_items: int = 1  # the best item only: on the dev scenarios a second was needed 1 time in 3
     search_limit: int = 5
     # Notes files longer than this many lines are narrowed to their best full-text matches
     # before judging (0: always), so a searching message costs about the same at any size.
     narrow_notes_above: int = 300
-    narrowed_notes: int = 50  # the notes judged once narrowed
+    narrowed_notes: int = 50  # the notes ranked once narrowed
+    judged_notes: int = 3  # the notes ranked first (BM25 over each fact and its keys) that the judge weighs
 
     @property
     def decider_price(self) -> tuple[float, float]:
@@ -252,7 +259,9 @@ def _check(name: str, value: Any) -> None:
         raise ConfigurationError(f"{name} is a probability: between 0 and 1, not {value!r}")
     if name.endswith("_share") and not 0 < value <= 1:
         raise ConfigurationError(f"{name} is a share: above 0 and at most 1, not {value!r}")
-    if name in {"max_items", "search_limit", "narrowed_notes"} and value < 1:
+    if name in {"max_items", "search_limit", "narrowed_notes", "judged_notes"} and value < 1:
         raise ConfigurationError(f"{name} must be at least 1, not {value!r}")
+    if name == "brief_chars" and value < 0:
+        raise ConfigurationError(f"{name} is a number of characters: 0 (no brief) or more, not {value!r}")
     if name == "narrow_notes_above" and value < 0:
         raise ConfigurationError(f"{name} is a number of lines: 0 or more, not {value!r}")

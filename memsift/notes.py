@@ -13,8 +13,9 @@ interleave lines and a crash never leaves half a file.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -92,6 +93,38 @@ class NotesFile:
     def _items(self, numbered: Iterable[tuple[int, str]]) -> list[Item]:
         return [Item(note_id(text), text, "note", f"{self.path.name}:{number}")
                 for number, line in numbered if is_note(line) and (text := readable(line.strip()))]
+
+    @property
+    def keys_path(self) -> Path:
+        """``notes.keys`` beside ``notes.md``: each kept fact's keys, a JSON object a line."""
+        return self.path.with_name(self.path.stem + ".keys")
+
+    def keys(self) -> dict[str, str]:
+        """The words each fact's exchange said (by its pointer): what ranking reads beside its line.
+        Written by retain (``add_keys``); a line that is not JSON (a torn write) is skipped."""
+        try:
+            data = read_regular(self.keys_path).decode("utf-8", "replace")
+        except FileNotFoundError:
+            return {}
+        out: dict[str, str] = {}
+        for line in data.splitlines():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict):
+                    out.update((k, v) for k, v in entry.items() if isinstance(k, str) and isinstance(v, str))
+        return out
+
+    def add_keys(self, keys: Mapping[str, str]) -> None:
+        """Record the keys of facts about to be appended (``{pointer: words}``), under the notes' lock."""
+        if not keys:
+            return
+        entry = json.dumps(dict(keys), ensure_ascii=False) + "\n"
+        with locked(self.path):
+            fd = os.open(self.keys_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "r+b") as out:
+                size = os.fstat(fd).st_size
+                torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a write cut short: a line of its own
+                out.write((("\n" if torn else "") + entry).encode("utf-8"))
 
     def append(self, lines: Sequence[str]) -> None:
         """Add lines at the end. A line the notes already hold word for word moves to the end

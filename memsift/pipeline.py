@@ -26,9 +26,11 @@ from attrs import evolve
 from ._budget import within
 from .errors import DeadlineExceeded
 from .services import Services
-from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, budget, is_remote, stage_name
+from .stages import (
+    BRIEF_STAGES, RECALL_STAGES, RETAIN_STAGES, Briefing, EndPath, Keep, Sift, Stage, budget, is_remote, stage_name,
+)
 from .stages.path import _Path
-from .types import Exchange, Message, Recall, Retained, Step, Usage
+from .types import Brief, Exchange, Message, Recall, Retained, Step, Usage
 
 S = TypeVar("S", bound=_Path)
 
@@ -162,6 +164,42 @@ def health_news(services: Services, session: str) -> str | None:
     in_use = [service.name for service in (services.decider, services.store)
               if service is not None and is_remote(service)]
     return services.health.news(session, in_use)
+
+
+def brief(services: Services, *, session: str = "", focus: str = "", budget: int | None = None,
+          stages: Sequence[Stage] = BRIEF_STAGES) -> Brief:
+    """The session brief: a few facts of the project's memory, chosen for a session as it starts
+    (or resumes, or is compacted), within ``budget`` characters (``brief_chars`` by default; 0: none).
+
+    ``focus`` names what is in play (the branch, the files being changed): facts that touch it are
+    preferred. What it shows is given to the session: recall does not show it again.
+
+    >>> result = brief(services, session="s1", focus="feature/photo-upload")
+    >>> print(result.text)           # '' when memory holds nothing worth the budget
+    >>> result.trace[-2].why         # what was left out for the budget, and why
+    """
+    state = _briefing(services, session, focus, budget)
+    return _briefed(state if state.stopped_by else run(stages, services, state), services)
+
+
+async def abrief(services: Services, *, session: str = "", focus: str = "", budget: int | None = None,
+                 stages: Sequence[Stage] = BRIEF_STAGES) -> Brief:
+    """``brief`` for an event loop: the same result and trace, the loop never blocked."""
+    state = _briefing(services, session, focus, budget)
+    return _briefed(state if state.stopped_by else await arun(stages, services, state), services)
+
+
+def _briefing(services: Services, session: str, focus: str, budget: int | None) -> Briefing:
+    chars = services.config.brief_chars if budget is None else budget
+    state = Briefing(session=session, budget=chars, focus=focus)
+    return state if chars > 0 else state.end("brief", "off (brief_chars is 0)")
+
+
+def _briefed(state: Briefing, services: Services) -> Brief:
+    if not state.stopped_by:
+        state = state.end("pipeline", "ran out of stages")
+    items = state.chosen if state.text else ()
+    return Brief(state.text, items, state.trace, state.stopped_by, state.notice)
 
 
 def retain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:

@@ -240,6 +240,23 @@ class Recall:
 
 
 @frozen
+class Brief:
+    """What the session brief gives the agent when a session starts (or resumes, or is compacted).
+
+    ``text`` is the rendered brief ('' when memory holds nothing worth its budget), ``items`` the
+    facts it shows, in the order it shows them (the notes'), ``trace`` every step taken (what was
+    left out for the budget, what was deduplicated, and why), ``stopped_by`` the stage that ended
+    the path and why.
+    """
+
+    text: str
+    items: tuple[Item, ...]
+    trace: tuple[Step, ...]
+    stopped_by: str
+    notice: str | None = None
+
+
+@frozen
 class Retained:
     """What the retain path did with one exchange."""
 

@@ -7,8 +7,9 @@ EVENT is the agent's own event name:
   when memory adds something (with a top-level ``systemMessage`` for the user
   when memory is paused), and nothing otherwise.
 - ``Stop``: retain the exchange, in a process detached from the agent. Prints nothing.
-- ``SessionStart``: one line, for the user and the model, when memory is
-  paused or misconfigured; nothing otherwise.
+- ``SessionStart``: the session brief (the facts of the project's memory
+  chosen for this session, within ``brief_chars``) for the model, and one
+  line, for the user and the model, when memory is paused or misconfigured.
 - ``SessionEnd``: drain the outbox to the store, detached. Prints nothing.
 
     $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
@@ -151,26 +152,33 @@ def stop(agent: Agent, payload: Payload) -> None:
 
 
 def session_start(agent: Agent, payload: Payload) -> None:
-    """SessionStart: one line when memory is paused or misconfigured, nothing when all is well.
+    """SessionStart (a session starts, resumes, is cleared or compacted): the session brief, the
+    facts of the project's memory chosen for it, and one line when memory is paused or misconfigured.
 
     Only what is known is told (a breaker an earlier hook opened, settings that
     do not load): no service is called, the session does not wait on one.
     """
     from memsift._once import forget_old
+    from memsift._project import branch, project_root
     from memsift._spool import services_keeping_news
     from memsift.config import default_home, unknown_variables
-    from memsift.pipeline import health_news
+    from memsift.pipeline import brief, health_news
 
     forget_old(default_home(os.environ))
+    context = ""
     try:
-        services = _services(agent, payload)
+        services = _services(agent, payload, with_loaded_files=True)
         session = _optional(payload, "session_id")
         notice = health_news(services, session) or services_keeping_news(services, session)
+        if services.session_log is not None and _optional(payload, "source") in FORGOTTEN:
+            services.session_log.forget(session)  # what it was given is no longer in its context
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
+            context = brief(services, session=session, focus=branch(project_root(payload["cwd"]))).text
     except MemoryOff as off:
         notice = off.notice
     if unknown := unknown_variables(os.environ):  # a typo the settings cannot see: ignored, but said
         notice = "; ".join(part for part in (notice, unknown) if part)
-    _say("SessionStart", "", notice)
+    _say("SessionStart", context, notice)
 
 
 def session_end(agent: Agent, payload: Payload) -> None:
@@ -185,6 +193,8 @@ def session_end(agent: Agent, payload: Payload) -> None:
     replay(services)  # what waited for the home, before the outbox it goes through drains
     flush(services, _optional(payload, "session_id"))
 
+
+FORGOTTEN = ("clear", "compact")  # SessionStart sources after which the session's context no longer holds its past
 
 EVENTS: dict[str, Callable[[Agent, Payload], None]] = {
     "UserPromptSubmit": prompt, "Stop": stop, "SessionStart": session_start, "SessionEnd": session_end}
@@ -336,6 +346,7 @@ def hook_output(event: str, context: str, notice: str | None) -> dict[str, Any]:
     if not (context or notice):
         return {}
     budget = OUTPUT_CHARS - 120  # the keys, the event's name and the quotes
+    most = OUTPUT_ITEMS if event == "UserPromptSubmit" else None  # a brief is bounded by its own budget
     output: dict[str, Any] = {}
     if notice:
         output["systemMessage"] = _fitted(f"memsift: {notice}", budget // 4)
@@ -344,7 +355,7 @@ def hook_output(event: str, context: str, notice: str | None) -> dict[str, Any]:
     kept: list[str] = []
     for line in lines:
         items = sum(kept_line.startswith("- ") for kept_line in kept)
-        if line.startswith("- ") and items == OUTPUT_ITEMS:
+        if line.startswith("- ") and items == most:
             break
         if _size(line) + 2 > budget:  # the items are best first: a later one is left out, a first one shortened
             if not (line.startswith("- ") and items):

@@ -158,7 +158,7 @@ def test_a_remote_deciders_questions_run_on_the_callers_loop(services):
 
     decider = OpenAICompatibleDecider("http://127.0.0.1:9/v1", model="test-model", api_key="sk-test",
                                       deadline=5.0, transport=httpx.MockTransport(chat))
-    services = evolve(services, decider=decider)
+    services = evolve(services, decider=decider, config=evolve(services.config, judged_notes=4))
     services.notebook.append([f"Payments: note {i} on Stripe over Adyen, for the test account." for i in range(4)])
     notes_only = [stage for stage in RECALL_STAGES if stage.__name__ in {"redact", "notes", "render"}]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memsift.bench import ROW_KEYS, bench_pipeline, format_table, load_scenario
+from memsift.bench import BRIEF_COUNTS, ROW_KEYS, bench_pipeline, format_table, load_scenario
 from memsift.notes import one_line
 from memsift.semantic.model import installed
 from memsift.stages import HEADER
@@ -176,7 +176,9 @@ def test_the_secret_would_have_leaked_without_the_redactor(scenario_file, monkey
 
 
 def check_row(row: dict) -> None:
-    assert list(row) == list(ROW_KEYS)
+    # FORMAT.md's keys, in its order; then what the session brief gave (docs/bench.md).
+    assert list(row) == [*ROW_KEYS, *BRIEF_COUNTS]
+    assert max(row["found_brief"], row["reminders_found"]) <= row["found_together"] <= row["reminders_expected"]
     assert set(ROW_KEYS) == {
         "id", "messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
         "reminders_expected", "items_added", "items_needed_added", "kind_accuracy", "wait_mean_s",

@@ -351,7 +351,8 @@ def test_recall_routes_item_judgements_to_the_model_and_pays_for_them(tmp_path):
     assert "Stripe over Adyen" in result.text
     classify, notes = result.trace[1], result.trace[2]
     assert classify.stage == "classify" and classify.usage is None  # embedded: nothing spent
-    assert notes.stage == "notes" and notes.usage is not None and notes.usage.questions == 2
+    # One question: the one note of the two that shares the message's words is ranked, then judged.
+    assert notes.stage == "notes" and notes.usage is not None and notes.usage.questions == 1
     sent = sum(tokens(m["content"]) for body in service.bodies() for m in body["messages"])  # as it counted
     paid = [step.usage for step in result.trace if step.usage is not None]
     assert sum(u.tokens_in for u in paid) == sent and sum(u.questions for u in paid) == len(service.requests)

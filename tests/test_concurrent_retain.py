@@ -3,8 +3,8 @@
 Each process runs the real retain path (redact, keep, notes append, revise,
 sync) as the Stop hook does, with the embedded services of a temporary
 MEMSIFT_HOME, over 50 exchanges of its own. Some exchanges restate an earlier
-one of the same process, so the duplicate reviser removes the older line while
-the others append and edit around it; a few are retained by every process.
+one of the same process, so its line is written again (moved last) while the
+others append and edit around it; a few are retained by every process.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def exchanges() -> list[list[tuple[str, str]]]:
             if n in SHARED:
                 facts.append(SHARED_EXCHANGES[SHARED[n]])
                 continue
-            if n in RESTATED:  # the same fact, one word more: the older line goes
+            if n in RESTATED:  # the same fact again: its line moves last, no twin
                 user, assistant = facts[n - 3]
                 facts.append((user, assistant + " Rechecked."))
                 continue
@@ -136,11 +136,13 @@ def test_eight_processes_retaining_fifty_exchanges_each_lose_no_line(tmp_path):
     appended = {line for r in results for line in r["lines"]}
     removed = [edit[3] for r in results for edit in r["edits"]]
     assert Counter(lines) == Counter(appended - set(removed))
-    # A fact said for the first time is always kept; each restatement kept took its older line's place
-    # (an edit removed that line, once), while the others appended and edited around it.
+    # A fact said for the first time is always kept; a restatement is not kept again: the older line
+    # is written again, moved last (dated today, which it already is), while the others appended and
+    # edited around it; no edit removed a line twice.
     assert all(done[n]["lines"] for done in by_process for n in range(EXCHANGES) if n not in (*RESTATED, *SHARED))
-    restatements_kept = sum(bool(done[n]["lines"]) for done in by_process for n in RESTATED)
-    assert 0 < len(removed) == len(set(removed)) == restatements_kept
+    assert all(not done[n]["keep"] and done[n]["lines"] == done[n - 3]["lines"]
+               for done in by_process for n in RESTATED)
+    assert len(removed) == len(set(removed))
     assert len(lines) == PROCESSES * (EXCHANGES - len(RESTATED) - len(SHARED)) + len(SHARED)
     # The notes index followed every write (the last writer left it in step with the file),
     # and each line is found where it is.

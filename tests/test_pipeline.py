@@ -101,8 +101,10 @@ def test_recall_answers_from_40000_notes_judging_only_the_closest_50(services):
     assert [item.text for item in result.items] == [CADDY]
     assert result.items[0].source == "notes.md:25001"
     notes_step = next(step for step in result.trace if step.stage == "notes")
-    judged = int(notes_step.why.split(" notes judged")[0])  # the rare words' matches: at most the narrowed few
-    assert 1 <= judged <= services.config.narrowed_notes, notes_step.why
+    judged, ranked = map(int, re.match(r"the (\d+) ranked first of (\d+) notes judged", notes_step.why).groups())
+    # The rare words' matches, at most the narrowed few, ranked; the first few of them judged.
+    assert 1 <= ranked <= services.config.narrowed_notes, notes_step.why
+    assert 1 <= judged <= services.config.judged_notes, notes_step.why
 
 
 def test_recall_a_passage_from_the_store_goes_through_gate_search_and_judge(project):
@@ -434,9 +436,11 @@ def no_frontend(services, state):
 
 
 def test_a_user_stage_takes_its_place_in_the_list(project, scripted):
-    services = evolve(project, decider=scripted(answers=lambda item, origin: 0.9))
+    services = evolve(project, decider=scripted(answers=lambda item, origin: 0.9),
+                      config=evolve(project.config, max_items=2))
 
-    result = recall(Message("what do the notes say?"), services, stages=[redact, notes, no_frontend, render])
+    result = recall(Message("what do the notes say of the frontend and the reverse proxy?"), services,
+                    stages=[redact, notes, no_frontend, render])
 
     assert [item.text for item in result.items] == [CADDY]
     assert "htmx" not in result.text

@@ -8,11 +8,13 @@ only where a test needs a controlled answer.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from attrs import evolve
 
 from examples import INCIDENT
+from memsift._note_lines import fact_of
 from memsift.notes import exchange_id, note_id
 from memsift.stages import (
     HEADER, RECENT_TURNS, Keep, Sift, append_notes, classify, dedupe, distill, gate, judge, keep, notes,
@@ -144,7 +146,8 @@ def test_notes_a_note_that_answers_is_chosen_with_its_line_as_pointer(services):
     assert chosen.source == "notes.md:4" and chosen.origin == "note" and chosen.id == note_id(CADDY)
     assert chosen.score >= services.config.answers_threshold
     assert out.answered  # sure enough: the store is not searched
-    assert out.trace[-1].stage == "notes" and "3 notes judged" in out.trace[-1].why
+    # Ranked first: the only one of the three notes that shares a word with the message is judged.
+    assert out.trace[-1].stage == "notes" and "the 1 ranked first of 3 notes judged" in out.trace[-1].why
     assert not out.stopped_by
 
 
@@ -175,10 +178,10 @@ def test_notes_with_no_notes_file_asks_nothing(services, scripted):
     out = notes(with_decider(services, decider), sift("why Caddy?", kind=Kind.PAST_CHOICE))
 
     assert decider.calls == []
-    assert out.chosen == () and "0 notes judged" in out.trace[-1].why
+    assert out.chosen == () and "the 0 ranked first of 0 notes judged" in out.trace[-1].why
 
 
-def test_notes_past_the_threshold_only_the_best_full_text_matches_are_judged(services, scripted):
+def test_notes_past_the_threshold_only_the_best_full_text_matches_are_ranked(services, scripted):
     filler = [f"decision: the worker{n} queue{n} uses batch size {n} for the nightly export" for n in range(30)]
     write_notes(services, "\n".join([*filler[:12], CADDY, *filler[12:], HTMX]) + "\n")
     decider = scripted(answers=lambda item, origin: 0.95 if item == CADDY else 0.0)
@@ -189,20 +192,46 @@ def test_notes_past_the_threshold_only_the_best_full_text_matches_are_judged(ser
     out = notes(with_decider(narrowed, decider), message)
 
     judged = [q.instructions["item"] for q in decider.asked("answers")]
-    assert len(judged) == 3 and CADDY in judged and HTMX not in judged  # HTMX shares no word
+    assert len(judged) == 3 and judged[0] == CADDY and HTMX not in judged  # HTMX shares no word
     assert [(item.text, item.source) for item in out.chosen] == [(CADDY, "notes.md:13")]
-    assert out.answered and "3 notes judged" in out.trace[-1].why
+    assert out.answered and "the 3 ranked first of 3 notes judged" in out.trace[-1].why
 
 
-def test_notes_each_note_is_judged_alone_and_headings_and_blanks_are_not_notes(services, scripted):
-    write_notes(services, f"# Decisions\n{CADDY}\n\n   \n## Limits\n{DISK}\n{HTMX}\n")
+def test_notes_are_ranked_as_a_search_engine_ranks_them_and_only_the_first_are_judged(services, scripted):
+    others = [f"The {w} cache is warmed at deploy time by the {w} job." for w in ("image", "price", "stock")]
+    write_notes(services, "\n".join([CADDY, *others, DISK, HTMX]) + "\n")
+    decider = scripted(answers=lambda item, origin: 0.0)
+    services = evolve(services, config=evolve(services.config, judged_notes=2))
+
+    notes(with_decider(services, decider), sift("is the price cache warmed at deploy?", kind=Kind.PAST_CHOICE))
+
+    asked = decider.asked("answers")
+    judged = [q.instructions["item"] for q in asked]
+    assert judged[0] == others[1] and len(judged) == 2 and CADDY not in judged  # first: it names the price cache
+    assert all(q.instructions["origin"] == "note" and isinstance(q, Noul) for q in asked)
+
+
+def test_a_fact_is_found_by_the_words_of_the_exchange_it_was_kept_from(services, scripted):
+    line = "Uploads go straight from the browser to the API's POST /imports. (incident 2026-12-01 ex-0a1b2c3d)"
+    write_notes(services, "\n".join([CADDY, line, DISK, HTMX]) + "\n")
+    services.notebook.add_keys({"ex-0a1b2c3d": "photo csv import fails 413 vercel caps function bodies 4.5 mb"})
+    decider = scripted(answers=lambda item, origin: 0.0)
+    services = evolve(services, config=evolve(services.config, judged_notes=1))
+
+    message = sift("organizers want a photo per shift, pics are 12mb", kind=Kind.NEW_DECISION)
+
+    notes(with_decider(services, decider), message)
+
+    assert [q.instructions["item"] for q in decider.asked("answers")] == [fact_of(line)]
+
+
+def test_notes_headings_and_blanks_are_not_notes(services, scripted):
+    write_notes(services, f"# Decisions Caddy\n{CADDY}\n\n   \n## Limits Caddy\n{DISK}\n{HTMX}\n")
     decider = scripted(answers=lambda item, origin: 0.0)
 
     notes(with_decider(services, decider), sift("why Caddy?", kind=Kind.PAST_CHOICE))
 
-    asked = decider.asked("answers")
-    assert [q.instructions["item"] for q in asked] == [CADDY, DISK, HTMX]
-    assert all(q.instructions["origin"] == "note" and isinstance(q, Noul) for q in asked)
+    assert [q.instructions["item"] for q in decider.asked("answers")] == [CADDY]
 
 
 def test_notes_keeps_at_most_max_items_best_first(services, scripted):
@@ -210,6 +239,7 @@ def test_notes_keeps_at_most_max_items_best_first(services, scripted):
     write_notes(services, "\n".join(lines) + "\n")
     scores = {line: 0.55 + 0.07 * n for n, line in enumerate(lines)}
     decider = scripted(answers=lambda item, origin: scores[item])
+    services = evolve(services, config=evolve(services.config, judged_notes=6))
 
     out = notes(with_decider(services, decider), sift("billing worker?", kind=Kind.PAST_CHOICE))
 
@@ -648,7 +678,7 @@ def test_notes_settle_only_when_the_best_note_is_sure_and_leads_the_next_by_the_
     write_notes(services, f"{HTMX}\n{CADDY}\n")
     decider = scripted(answers=lambda item, origin: caddy if item == CADDY else htmx)
 
-    out = notes(with_decider(services, decider), sift("why Caddy?", kind=Kind.PAST_CHOICE))
+    out = notes(with_decider(services, decider), sift("why Caddy over the htmx frontend?", kind=Kind.PAST_CHOICE))
 
     assert [item.text for item in out.chosen] == [CADDY]
     assert out.answered is settled
@@ -728,15 +758,53 @@ def test_novel_drops_a_line_the_notes_already_hold_and_writes_nothing(services, 
     assert [q.instructions["item"] for q in decider.asked("novel")] == [CADDY]  # HTMX shares no word
 
 
-def test_novel_supersedes_the_note_a_line_updates_and_revise_removes_only_that_line(services, scripted):
-    old = "Caddy renews TLS certificates through the HTTP challenge on port 80."
+@pytest.mark.parametrize(("old", "line", "verdict"), [
+    # the new line changes the older one's fact: it supersedes it
+    ("Caddy renews TLS certificates through the HTTP challenge on port 80.",
+     "Caddy renews TLS certificates through the DNS challenge now: port 80 is closed. "
+     "(decision 2026-12-01 ex-0123abcd)",
+     "updates"),
+    # the same fact, saying more (every named thing and figure of the older one, and others): its wording stays
+    ("Uploads go straight to the Go API. (incident 2026-11-02 ex-22222222)",
+     "Uploads go straight to the Go API: Vercel caps function bodies at 4.5 MB. (incident 2026-12-04 ex-55555555)",
+     "restates"),
+])
+def test_novel_a_line_that_updates_or_says_more_takes_the_older_lines_place(services, scripted, old, line, verdict):
     write_notes(services, f"{HTMX}\n{old}\n{DISK}\n")
-    line = ("Caddy renews TLS certificates through the DNS challenge now: port 80 is closed. "
-            "(decision 2026-12-01 ex-0123abcd)")
-    decider = scripted(novel=lambda note, new: "updates" if note == old else "differs")
+    decider = scripted(novel=lambda note, new: verdict if note == old else "differs")
     services = with_decider(services, decider)
 
     out = revise(services, append_notes(services, novel(services, evolve(kept(INCIDENT), line=line))))
 
     assert out.keep and out.edits[0] == Edit(2, "remove", old=old)
     assert services.notebook.lines() == [HTMX, DISK, line]
+
+
+def test_novel_an_exchange_applying_what_a_note_says_is_not_kept_and_the_note_is_dated_today(services, scripted):
+    old = ("Online keys live 36 hours: the materialization runs daily at 04:00 UTC, so one late run still finds "
+           "them. (decision 2026-11-02 ex-33333333)")
+    write_notes(services, f"{old}\n{CADDY}\n")
+    services.notebook.add_keys({"ex-33333333": "ttl streak keys expire ONLINE_TTL_S settings.py redis slack retried"})
+    exchange = Exchange("infra asks why our online keys expire after a day and a half",
+                        "The 36 hours is deliberate: the materialization runs daily at 04:00 UTC, so a key survives "
+                        "until the next run with 12 hours of slack for a late or retried run (ONLINE_TTL_S).", "s1")
+    line = "The 36 hours keeps 12 hours of slack for a late run. (decision 2026-12-04 ex-44444444)"
+    decider = scripted(novel=lambda note, new: "differs")  # the decider sees no restatement: the words do
+
+    out = novel(with_decider(services, decider), evolve(kept(exchange, Category.DECISION), line=line))
+
+    assert not out.keep and out.stopped_by.startswith("novel: the answer applies what the notes say (line 1)")
+    today = time.strftime("%Y-%m-%d")
+    refreshed = old.replace("2026-11-02", today)
+    assert services.notebook.lines() == [CADDY, refreshed]  # moved last, dated today; no second line
+    assert out.lines == (refreshed,) and out.edits == (Edit(1, "remove", old=old),)
+
+
+def test_novel_the_tails_tag_words_and_dates_do_not_make_two_lines_alike(services, scripted):
+    write_notes(services, "The build cache is capped at 20 GB. (decision 2026-12-01 ex-66666666)\n")
+    line = "Payments go through Stripe's official v2 provider. (decision 2026-12-01 ex-77777777)"
+    decider = scripted(novel=lambda note, new: "restates")  # would say so of any note it were shown
+
+    out = novel(with_decider(services, decider), evolve(kept(INCIDENT, Category.DECISION), line=line))
+
+    assert out.keep and decider.asked("novel") == []  # nothing shares the line's words: nothing to ask

@@ -500,7 +500,8 @@ def test_recall_through_a_system_one_service_and_a_pause_when_it_is_down(tmp_pat
         asked_kind, judged_notes = service.bodies()  # one request per stage: classify, notes
         assert "[REDACTED:github-token]" in asked_kind["state"]["message"]
         assert "[REDACTED:github-token]" in asked_kind["state"]["conversation"][0]["text"]
-        assert [q["instructions"]["item"] for q in judged_notes["questions"].values()] == [DEPLOYS, STRIPE]
+        # The notes ranked for the message are judged: DEPLOYS shares none of its words.
+        assert [q["instructions"]["item"] for q in judged_notes["questions"].values()] == [STRIPE]
     finally:
         service.stop()
 

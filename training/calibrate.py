@@ -9,7 +9,8 @@ conversation already says it. A build puts each candidate's logit in ``z``;
 ``pick_thresholds`` then finds, per source (notes, store), the pair of
 thresholds that finds the most needed items while at most ``NOISE`` of the
 messages needing nothing get something, replaying the stages' decisions
-(notes, settled, gate, the best item only, dedupe's "already said").
+(notes ranked first and judged, settled, gate, the best item only, dedupe's
+"already said").
 
 Shared by ``build_weights.py`` (the lexical judge) and ``build_semantic.py``.
 """
@@ -28,6 +29,7 @@ from memsift._text import content_words, stem
 from memsift.config import Config
 from memsift.decider._heads import logit
 from memsift.semantic.judge import sigmoid
+from memsift.stages._rank import ranked
 from memsift.stages.path import RECENT_TURNS, _side
 from memsift.stages.recall import KIND_OPTIONS, already_said, search_query, source_of
 from memsift.stores.sqlite import SQLiteStore
@@ -104,8 +106,10 @@ def judged(row: Mapping[str, Any], decider: Decider, features: PairFeatures) -> 
                  "said": already_said(item.text, said, DEFAULTS.said_share)}
                 for item, x in zip(items, features(state, items), strict=True)]
 
+    # The notes recall judges: those ranked first for the message (BM25 over each fact and its keys).
+    notes = ranked(query_of(row["state"]), row["notes"], row.get("keys", {}))[: DEFAULTS.judged_notes]
     return {"needs": bool(row["needs"]), "searches": searches, "asks": kind.asks_memory,
-            "worth": worth.noul >= DEFAULTS.worth_threshold, "notes": pairs(row["notes"]),
+            "worth": worth.noul >= DEFAULTS.worth_threshold, "notes": pairs(notes),
             "passages": pairs(row["passages"])}
 
 

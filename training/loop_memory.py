@@ -66,7 +66,8 @@ def exchanges(loop: Mapping[str, Any]) -> Iterator[tuple[int, str, Mapping[str, 
 def replay(loop: Mapping[str, Any], decider: Decider) -> list[dict[str, Any]]:
     """One row per user message of the second session on: ``state`` (message, recent turns, the
     labelled kind), ``needs``, ``notes`` and ``passages`` (Items, as recall finds them),
-    ``conveys`` (the texts among them that convey every fact the message needs, or one of
+    ``keys`` (each fact's keys, by its pointer), ``conveys`` (the texts among them that convey
+    every fact the message needs, or one of
     several), ``unclear`` (lines of a needed fact's exchange that lost its evidence: neither)
     and ``turns`` (the session so far)."""
     evidence = {fid: [e.lower() for e in fact["evidence"]] for fid, fact in loop["facts"].items()}
@@ -95,7 +96,8 @@ def replay(loop: Mapping[str, Any], decider: Decider) -> list[dict[str, Any]]:
                     "state": {"message": user["text"], "kind": user["kind"],
                               "conversation": [{"role": t.role, "text": t.text} for t in turns[-RECENT_TURNS:]]},
                     "needs": needs, "need_kind": user.get("need_kind"),
-                    "notes": notes, "passages": passages, "turns": [t.text for t in turns],
+                    "notes": notes, "keys": notebook.keys(), "passages": passages,
+                    "turns": [t.text for t in turns],
                     "conveys": {i.text for i in (*notes, *passages) if _conveys(i.text, needs, evidence)},
                     "unclear": {i.text for i in (*notes, *passages)
                                 if any(written.get(_pointer(i.text)) == source[f] for f in needs)

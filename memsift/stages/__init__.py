@@ -13,8 +13,11 @@ from __future__ import annotations
 from .._bounds import RECENT_TURNS
 from ..config import Config
 from .path import _Path
+from .brief import (
+    BRIEF_HEADER, BRIEF_STAGES, brief_line, choose_facts, read_facts, record_brief, render_brief, screen_facts,
+)
 from .path import (
-    EndPath, Keep, PathState, Sift, Stage, ask, call_service, decision_state, is_remote,
+    Briefing, EndPath, Keep, PathState, Sift, Stage, ask, call_service, decision_state, is_remote,
     scrubber, stage_name,
 )
 from .recall import (
@@ -28,6 +31,8 @@ from .retain import (
 
 __all__ = [
     "ANSWERS",
+    "BRIEF_HEADER",
+    "BRIEF_STAGES",
     "EVERY_MESSAGE_STAGES",
     "HEADER",
     "ITEM_CHARS",
@@ -41,6 +46,7 @@ __all__ = [
     "RECENT_TURNS",
     "RETAIN_STAGES",
     "WORTH",
+    "Briefing",
     "EndPath",
     "Keep",
     "PathState",
@@ -50,8 +56,10 @@ __all__ = [
     "answers_threshold",
     "append_notes",
     "ask",
+    "brief_line",
     "call_service",
     "catch_up",
+    "choose_facts",
     "classify",
     "decision_state",
     "dedupe",
@@ -66,11 +74,15 @@ __all__ = [
     "notes",
     "novel",
     "passage",
+    "read_facts",
+    "record_brief",
     "redact",
     "redact_exchange",
     "render",
+    "render_brief",
     "revise",
     "screen_exchange",
+    "screen_facts",
     "scrubber",
     "search",
     "search_query",
@@ -92,6 +104,7 @@ CALLS: dict[Stage, tuple[str, ...]] = {
     screen_exchange: (),
     keep: ("decider",), distill: ("decider",), novel: ("decider",), append_notes: (), revise: (),
     sync: ("store",), embed_kept: (),
+    read_facts: (), screen_facts: (), choose_facts: (), render_brief: (), record_brief: (),
 }
 
 

@@ -71,7 +71,19 @@ class Keep(_Path):
     edits: tuple[Edit, ...] = ()
 
 
-PathState = Sift | Keep
+@frozen
+class Briefing(_Path):
+    """The brief's state: the session it is for, what is in play, the facts weighed and chosen."""
+
+    session: str = field(kw_only=True)
+    budget: int = field(kw_only=True)  # characters the brief may take, its header included
+    focus: str = ""  # words of what is in play: the branch, the files being changed
+    candidates: tuple[Item, ...] = ()
+    chosen: tuple[Item, ...] = ()
+    text: str = ""
+
+
+PathState = Sift | Keep | Briefing
 Stage = Callable[[Services, Any], Any]
 
 
@@ -141,6 +153,8 @@ def is_remote(service: Decider | Store) -> bool:
 
 
 def _session(state: PathState) -> str:
+    if isinstance(state, Briefing):
+        return state.session
     return state.message.session if isinstance(state, Sift) else state.exchange.session
 
 
@@ -158,6 +172,8 @@ def decision_state(state: PathState) -> dict[str, Any]:
     """What the decider reads: the message, the recent turns, the kind once known."""
     if isinstance(state, Keep):
         return {"user": state.exchange.user, "assistant": state.exchange.assistant}
+    if isinstance(state, Briefing):
+        return {"focus": state.focus}
     recent = state.message.conversation[-RECENT_TURNS:]
     out: dict[str, Any] = {
         "message": state.message.text,

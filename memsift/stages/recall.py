@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from attrs import evolve
 
 from .._bounds import MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
-from .._note_lines import fact_of
+from .._note_lines import fact_of, tail_of
 from .._text import content_words, stem
 from ..config import Config
 from ..notes import one_line
 from ..services import Services
 from ..types import Choice, Item, Kind, Message, Noul, NoulAnswer, Turn
-from .path import Stage, Sift, _probability, _side, ask, call_service, scrubber
+from .path import P, Stage, Sift, _probability, _side, ask, call_service, scrubber
 
 
 KIND_OPTIONS: dict[str, str | None] = {
@@ -81,27 +81,48 @@ def classify(services: Services, state: Sift) -> Sift:
 
 
 def notes(services: Services, state: Sift) -> Sift:
-    """Each note judged alone against the message; a note that is clearly the answer ends the search.
+    """The notes ranked first for the message, each judged alone against it; a note that is clearly
+    the answer ends the search.
 
-    Notes that pass ``answers_threshold`` are kept. The store is not searched
+    The notes are ranked as a search engine ranks them (BM25 over each fact and its keys, the words
+    of the exchange it was kept from); the ``judged_notes`` first are judged, and those that pass
+    ``answers_threshold`` are kept. The store is not searched
     when the best of them passes ``settled_threshold`` AND leads the next note
     by ``settled_margin``: two notes judged alike mean the judge cannot tell
     which one answers, and the passages found next compete with them.
     """
     t0 = time.perf_counter()
     config = services.config  # thousands of notes: only the likeliest are judged
-    found = services.notebook.candidates(search_query(state.message), limit=config.narrowed_notes,
-                                         above=config.narrow_notes_above)
-    state, items = quoted_data_only(state, found)
+    query = search_query(state.message)
+    found = services.notebook.candidates(query, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    state, screened = quoted_data_only(state, found)
+    items = tuple(_ranked(services, query, screened)[: config.judged_notes])
     judged = _judged(services, state, "notes", t0, items)
     chosen = _passing(config, state.kind, judged)
+    weighed = f"the {len(items)} ranked first of {len(screened)} notes judged"
     if not chosen:
-        return state.log("notes", "none answers", t0, why=f"{len(items)} notes judged")
+        return state.log("notes", "none answers", t0, why=weighed)
     lead = chosen[0].score - (judged[1].score if len(judged) > 1 else 0.0)
     settled = chosen[0].score >= config.settled_threshold and lead >= config.settled_margin
     return evolve(state, chosen=chosen, answered=settled).log(
         "notes", f"{len(chosen)} answer" + (", settled" if settled else ""), t0, chosen[0].score,
-        why=f"{len(items)} notes judged, lead {lead:.2f}")
+        why=f"{weighed}, lead {lead:.2f}")
+
+
+def ranked_notes(services: Services, message: Message, *, limit: int) -> list[Item]:
+    """The notes the ``notes`` stage judges for this message, best first: the notebook's candidates
+    ranked by BM25 over each fact and its keys (the words of the exchange it was kept from)."""
+    query = search_query(message)
+    config = services.config
+    found = services.notebook.candidates(query, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    return _ranked(services, query, found)[:limit]
+
+
+def _ranked(services: Services, query: str, items: Sequence[Item]) -> list[Item]:
+    from ._rank import ranked  # a searching message only
+
+    read_keys = getattr(services.notebook, "keys", None)  # a notebook of one's own may keep none
+    return ranked(query, items, read_keys() if read_keys is not None and items else {})
 
 
 def gate(services: Services, state: Sift) -> Sift:
@@ -140,7 +161,7 @@ def search(services: Services, state: Sift) -> Sift:
     return state if passages else _no_search(state, "search", "the store has nothing close")
 
 
-def quoted_data_only(state: Sift, items: Sequence[Item]) -> tuple[Sift, tuple[Item, ...]]:
+def quoted_data_only(state: P, items: Sequence[Item]) -> tuple[P, tuple[Item, ...]]:
     """The items, less those whose text reads as orders to the agent: memory is quoted data, so such
     an item is dropped as it is found, before a decider or the agent reads it; the trace says which
     and why (its pointer, never its text).
@@ -195,7 +216,7 @@ def judge(services: Services, state: Sift) -> Sift:
 
 def _judged(services: Services, state: Sift, stage: str, t0: float, items: Sequence[Item]) -> list[Item]:
     """Every item with the judged probability that it answers the message as its score, best first;
-    of two judged alike the later one, which is the newer note.
+    of two judged alike the one ranked first (the items come best first).
 
     What is judged is the item's fact (a note line without its tail); a long item from elsewhere
     is judged, and then shown, by its best sentences (``_excerpt``), the whole kept as its source.
@@ -210,7 +231,7 @@ def _judged(services: Services, state: Sift, stage: str, t0: float, items: Seque
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
-    order = sorted(range(len(items)), key=lambda i: (_probability(answers[str(i)]), i), reverse=True)
+    order = sorted(range(len(items)), key=lambda i: (_probability(answers[str(i)]), -i), reverse=True)
     return [evolve(items[i], score=_probability(answers[str(i)])) for i in order]
 
 
@@ -252,20 +273,24 @@ def answers_threshold(config: Config, kind: Kind | None, origin: str = "note") -
 
 
 def dedupe(services: Services, state: Sift) -> Sift:
-    """Drop what the conversation or the files the agent loads already say, repeats, and what this
-    session was already given (unless the message plainly asks for it again: a judged probability
-    of ``repeat_threshold``)."""
+    """Drop what the conversation or the files the agent loads already say, repeats, what this
+    session's brief showed, and what recall already gave it (unless the message plainly asks for it
+    again: a judged probability of ``repeat_threshold``)."""
     t0 = time.perf_counter()
     turns = [{stem(w) for w in content_words(turn.text)} for turn in state.message.conversation]
     log = services.session_log
     given = log.given(state.message.session) if log is not None else set()
+    briefed = log.briefed(state.message.session) if log is not None and given else set()
     kept: list[Item] = []
     seen: set[str] = set()
     repeat, share = services.config.repeat_threshold, services.config.said_share
     for item in state.chosen:
         key = " ".join(item.text.split()).lower()
         # Given earlier in this session: again only when the message plainly asks for it.
-        if (item.id in given and item.score < repeat) or {key, item.id} & seen or already_said(item.text, turns, share):
+        # Shown by the session's brief: still in the agent's context. Given by recall earlier: again
+        # only when the message plainly asks for it.
+        again = item.id in given and (item.id in briefed or _pointer(item) in briefed or item.score < repeat)
+        if again or {key, item.id} & seen or already_said(item.text, turns, share):
             continue
         seen |= {key, item.id}
         kept.append(item)
@@ -282,6 +307,11 @@ def dedupe(services: Services, state: Sift) -> Sift:
     if log is not None:
         log.record(state.message.session, (item.id for item in kept))
     return state
+
+
+def _pointer(item: Item) -> str:
+    tail = tail_of(item.text)
+    return tail[2] if tail else ""
 
 
 def already_said(text: str, turns: Sequence[set[str]], share: float) -> bool:

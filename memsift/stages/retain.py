@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from attrs import evolve
 
 from .._bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
-from .._note_lines import fact_of
+from .._note_lines import fact_of, tail_of
 from .._text import content_words, stem
 from ..notes import exchange_id
 from ..services import Services
@@ -107,18 +107,25 @@ NOVEL_CANDIDATES = 5  # the notes closest in words are the only ones a new line 
 
 
 def novel(services: Services, state: Keep) -> Keep:
-    """Keep only what is new: a line the notes already hold is not kept; one that updates an older
-    note supersedes it (a named edit: every other line stays as it is)."""
+    """Keep only what is new: a line the notes already hold is not kept again (the fuller wording of
+    the two stays, dated today); neither is an exchange that applies what a note already says (its
+    answer repeats that fact's words); a line that updates an older note supersedes it (a named
+    edit: every other line stays as it is)."""
     t0 = time.perf_counter()
     line = state.line
     config = services.config
-    # The notes a new line could repeat share its words: narrowed as recall narrows them.
-    nearby = services.notebook.candidates(line, limit=config.narrowed_notes, above=config.narrow_notes_above)
+    answer = state.exchange.assistant
+    # The notes a new line could repeat share its words or its answer's: narrowed as recall narrows them.
+    nearby = services.notebook.candidates(f"{line}\n{answer}", limit=config.narrowed_notes,
+                                          above=config.narrow_notes_above)
     reminded = _given(services, state.exchange.session, line, nearby)
     if reminded:  # the answer repeats what memory gave this session (the reminder it just read)
         return evolve(state, keep=False).log("novel", "restates", t0, why=reminded.source).end(
             "novel", f"memory gave it this session ({reminded.source})")
     notes = _closest_notes(nearby, line)
+    known = _known(services, nearby, answer)
+    if known is not None and all(number != line_number(known) for number, _ in notes):
+        notes.append((line_number(known), known.text))
     if not notes:
         return state.log("novel", "new", t0, why="no note on the subject")
     questions = {
@@ -128,14 +135,56 @@ def novel(services: Services, state: Keep) -> Keep:
     }
     answers = ask(services, state, "novel", t0, questions)
     verdicts = {number: answers[str(number)] for number, _ in notes}
-    restated = [n for n, a in verdicts.items() if _chose(a, "restates", config.novel_threshold)]
-    if restated:
-        return evolve(state, keep=False).log("novel", "restates", t0, why=f"line {restated[0]}").end(
-            "novel", f"the notes already say it (line {restated[0]})")
-    updated = [n for n, a in verdicts.items() if _chose(a, "updates", config.novel_threshold)]
     text = dict(notes)
+    updated = [n for n, a in verdicts.items() if _chose(a, "updates", config.novel_threshold)]
+    restated = [n for n, a in verdicts.items() if _chose(a, "restates", config.novel_threshold) and n not in updated]
+    if restated:
+        return _said_again(services, state, restated[0], text[restated[0]], t0, "restates")
+    if known is not None and line_number(known) not in updated:
+        return _said_again(services, state, line_number(known), known.text, t0, "applies")
     edits = tuple(Edit(n, "remove", old=text[n]) for n in updated)
     return evolve(state, edits=edits).log("novel", f"supersedes {len(updated)}" if updated else "new", t0)
+
+
+def _known(services: Services, notes: Sequence[Item], answer: str) -> Item | None:
+    """The note whose fact and keys already hold ``known_share`` of the answer's words (weighted by
+    their rarity in the notes), ``KNOWN_WORDS`` of them at least: the exchange applies what that note
+    says. (A short answer sharing two rare words with a note says too little to tell.)"""
+    if not notes:
+        return None
+    from ._rank import holding
+
+    read_keys = getattr(services.notebook, "keys", None)
+    held = holding(answer, notes, read_keys() if read_keys is not None else {})
+    if not held:
+        return None
+    share, shared, note = held[0]
+    return note if share >= services.config.known_share and shared >= KNOWN_WORDS else None
+
+
+KNOWN_WORDS = 6
+
+
+def _said_again(services: Services, state: Keep, number: int, old: str, t0: float, how: str) -> Keep:
+    """The same fact again: the new line replaces the old when it says more (every named thing and
+    figure of the old, and others); else the old line stays, moved last and dated today."""
+    from ..decider._features import specifics
+
+    new, before = specifics(fact_of(state.line)), specifics(fact_of(old))
+    if new > before:
+        return evolve(state, edits=(Edit(number, "remove", old=old),)).log(
+            "novel", f"{how}, reworded", t0, why=f"line {number}: the new wording says more")
+    why = "the notes already say it" if how == "restates" else "the answer applies what the notes say"
+    state = evolve(state, keep=False).log("novel", how, t0, why=f"line {number}")
+    tail = tail_of(old)
+    if tail is None:  # a line a person wrote stays as it was written, where it was
+        return state.end("novel", f"{why} (line {number})")
+    refreshed = f"{fact_of(old)} ({tail[0]} {time.strftime('%Y-%m-%d')} {tail[2]})"
+    services.notebook.append([refreshed])  # first: a crash between the two leaves a twin, never a loss
+    # The same line already dated today was only moved last; an older one is removed where it was.
+    edits = services.notebook.apply([Edit(number, "remove", old=old)]) if refreshed != old else []
+    return evolve(state, lines=(refreshed,), edits=tuple(edits)).end(
+        "novel", f"{why} (line {number}): moved last, dated today")
 
 
 def _given(services: Services, session: str, line: str, notes: Sequence[Item]) -> Item | None:
@@ -164,12 +213,12 @@ def _chose(answer: Answer, option: str, threshold: float) -> bool:
 
 def _closest_notes(notes: Sequence[Item], line: str) -> list[tuple[int, str]]:
     """The notes that share the most of the new line's words: (line number, text), best first."""
-    new = {stem(w) for w in content_words(line)}
+    new = {stem(w) for w in content_words(fact_of(line))}  # the tails' tag words and dates say nothing
     if not new:
         return []
     shared = []
     for note in notes:
-        old = {stem(w) for w in content_words(note.text)}
+        old = {stem(w) for w in content_words(fact_of(note.text))}
         overlap = len(old & new) / (min(len(old), len(new)) or 1)
         if overlap >= NOVEL_OVERLAP:
             shared.append((overlap, line_number(note), note.text))
@@ -195,6 +244,11 @@ def append_notes(services: Services, state: Keep) -> Keep:
             services.outbox.put([passage(state)])
         except Exception as exc:  # the outbox busy or broken: the note goes in all the same; sync queues again
             why = f"not queued first: {type(exc).__name__}: {exc}"
+    add_keys = getattr(services.notebook, "add_keys", None)  # a notebook of one's own may keep no keys
+    if add_keys is not None:
+        from ._rank import keys_for
+
+        add_keys({exchange_id(state.exchange): keys_for(state.line, state.exchange.user, state.exchange.assistant)})
     services.notebook.append([state.line])
     return evolve(state, lines=(state.line,)).log("notes", "appended", t0, why=why)
 

@@ -2,15 +2,20 @@
 
 For each agent: a temporary HOME (and CODEX_HOME) and MEMSIFT_HOME, a fake
 model server on 127.0.0.1, memsift's hooks written by ``memsift install``,
-one note kept beforehand for a git repository. Then, started in a subfolder
-of it (the project is the repository), two sessions of the agent's
-non-interactive mode, as a user would type them:
+one note kept beforehand for a git repository, and a session brief that holds
+one fact. Then, started in a subfolder of it (the project is the repository),
+two sessions of the agent's non-interactive mode, each resumed once, as a user
+would type them:
 
-1. a thank-you (quiet: nothing added, nothing kept);
-2. a question the note answers (its text reaches the model's request);
+1. a thank-you (quiet: nothing added, nothing kept; the brief, holding the note,
+   reaches the model's request as the session starts);
+2. a question the note answers, in the same session resumed (the brief again;
+   nothing added to the message: the brief gave it);
 3. a choice with its reason (nothing to add; Stop keeps it);
-4. a second session asks about that choice (what Stop kept reaches the model);
-5. an "ok" (quiet again).
+4. a second session asks about that choice (the brief holds it now: the newest);
+5. the same session resumed asks about the note again (the brief no longer holds
+   it: the message's recall adds it);
+6. an "ok" (quiet again).
 
 The checks read what the agent sent the model, the notes file, Codex's hook
 report on stderr and ``memsift doctor``.
@@ -35,7 +40,7 @@ from clis import Agents
 from fake_models import FakeModel, Request
 
 from memsift._decisions import DecisionLog
-from memsift.stages import HEADER
+from memsift.stages import BRIEF_HEADER, HEADER
 
 pytestmark = pytest.mark.agents  # `pytest -m "not agents"` skips the real CLIs
 
@@ -44,25 +49,33 @@ SEED = {"user": "the worker OOMs every night, can you fix it?",
                      "the nightly export loads every order into memory at once."}
 CHOICE_PROMPT = "Should we use Stripe or Mollie for payments?"
 CHOICE = "Stripe: Mollie webhooks dropped events under load in the Black Friday test, so we chose Stripe over Mollie."
-# (prompt, the model's reply, a new session?, what memory should add: a note's words, or None)
+BRIEF_CHARS = "360"  # the header and one fact: a session brief that must choose
+# (prompt, the model's reply, a new session?, what the session's brief holds, what memory adds to the message:
+#  a note's words, or None)
 SCRIPT = [
-    ("thanks, that looks good", "Glad it works.", True, None),
+    ("thanks, that looks good", "Glad it works.", True, "1536 MB", None),
     ("why does the worker run out of memory at night again?",
-     "The nightly export loads every order into memory at once; the heap is capped at 1536 MB.", False, "1536 MB"),
-    (CHOICE_PROMPT, CHOICE, False, None),
+     "The nightly export loads every order into memory at once; the heap is capped at 1536 MB.", False, "1536 MB",
+     None),
+    (CHOICE_PROMPT, CHOICE, False, "1536 MB", None),
     ("why did we pick Stripe over Mollie again?",
-     "Mollie webhooks dropped events under load in the Black Friday test.", True, "Black Friday"),
-    ("ok", "Fine.", False, None),
+     "Mollie webhooks dropped events under load in the Black Friday test.", True, "Black Friday", None),
+    ("the worker ran out of memory again at night, what heap cap did we set for it?",
+     "1536 MB, in deploy/worker.yaml.", False, "Black Friday", "1536 MB"),
+    ("ok", "Fine.", False, "Black Friday", None),
 ]
 QUIET = ("thanks, that looks good", "ok")  # exchanges Stop must not keep
+# The other answers restate what memory gave (the note, the choice): not kept again either.
 
 
 @frozen
 class Turn:
     prompt: str
-    expected: str | None
+    briefed: str  # what the session's brief should hold
+    expected: str | None  # what memory should add to this very message
     request: Request  # what the agent sent the model for this prompt
-    added: str  # memsift's context in that request, '' when none
+    brief: str  # the session brief in that request, '' when none
+    added: str  # memsift's context for this prompt in that request, '' when none
     hooks: tuple[tuple[str, str], ...]  # (event, outcome) of every hook the agent ran, as it reports them
     output: str  # what the agent printed, for the failure messages
 
@@ -94,13 +107,14 @@ def run(request: pytest.FixtureRequest, agents: Agents, tmp_path_factory: pytest
         install_memsift(agent, env)
         started = time.monotonic()
         turns, session = [], ""
-        for prompt, reply, new_session, expected in SCRIPT:
+        for prompt, reply, new_session, briefed, expected in SCRIPT:
             model.reply = reply
             before = len(model.turns())
             session, hooks, output = _ask(agent, agents, env, work, prompt, "" if new_session else session)
             asked = model.turns()[before:]
             assert len(asked) == 1, f"{agent} sent {len(asked)} model requests for {prompt!r}:\n{output}"
-            turns.append(Turn(prompt, expected, asked[0], added_context(asked[0], prompt), hooks, output))
+            turns.append(Turn(prompt, briefed, expected, asked[0], brief_in(asked[0]),
+                              added_context(asked[0], prompt), hooks, output))
             # Stop retains in a detached process: wait for its line in the decision log.
             _wait_for(lambda: _decisions(env, "Stop") == len(turns), f"{agent}'s Stop hook after {prompt!r}")
         yield Run(agent, tuple(turns), tuple(model.connects()), notes, work, env, time.monotonic() - started)
@@ -108,7 +122,18 @@ def run(request: pytest.FixtureRequest, agents: Agents, tmp_path_factory: pytest
 
 # -- the checks -----------------------------------------------------------------------
 
+def test_the_brief_reaches_the_model_as_each_session_starts_and_resumes(run: Run) -> None:
+    """Every request carries the brief its session started (or resumed) with: the note in the first
+    session; in the second, the choice kept since, which leaves no room for the note."""
+    for turn in run.turns:
+        assert turn.briefed in turn.brief, (
+            f"{run.agent}: {turn.prompt!r} should have come with a brief holding {turn.briefed!r};"
+            f" the request had {turn.brief!r}\n{turn.output}")
+    assert "1536 MB" not in run.turns[3].brief  # one fact fits: the newest
+
+
 def test_context_reaches_the_model_exactly_when_a_note_answers(run: Run) -> None:
+    """Added to a message: only what answers it and the session's brief did not already give."""
     for turn in run.turns:
         if turn.expected is None:
             assert turn.added == "", f"{run.agent}: memsift added context to {turn.prompt!r}: {turn.added!r}"
@@ -124,7 +149,8 @@ def test_stop_kept_the_choice_and_no_quiet_exchange(run: Run) -> None:
     kept = {turn.prompt: line["added"] > 0 for turn, line in zip(run.turns, retains, strict=True)}
     notes = run.notes.read_text()
     assert kept[CHOICE_PROMPT] and "we chose Stripe over Mollie" in notes, f"{run.agent}: {kept}\n{notes}"
-    assert not [prompt for prompt in QUIET if kept[prompt]], f"{run.agent}: {kept}\n{notes}"
+    assert [prompt for prompt in kept if kept[prompt]] == [CHOICE_PROMPT], f"{run.agent}: {kept}\n{notes}"
+    assert notes.count("\n") == 2, notes  # the seed's line and the choice's: what restated them added none
     assert "Glad it works" not in notes and "Fine." not in notes, notes
 
 
@@ -192,7 +218,7 @@ def _environment(agent: str, root: Path, model: FakeModel) -> dict[str, str]:
     home = root / "home"
     home.mkdir()
     env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", "SHELL": "/bin/sh", "HOME": str(home),
-           "MEMSIFT_HOME": str(root / "memsift-home"), "TMPDIR": str(root),
+           "MEMSIFT_HOME": str(root / "memsift-home"), "MEMSIFT_BRIEF_CHARS": BRIEF_CHARS, "TMPDIR": str(root),
            "HTTPS_PROXY": model.url, "HTTP_PROXY": model.url, "NO_PROXY": "127.0.0.1,localhost"}
     if agent == "claude-code":
         env.update(ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="test-key-not-a-secret",
@@ -270,6 +296,13 @@ def _codex_hooks(stderr: str) -> tuple[tuple[str, str], ...]:
     lines = re.findall(r"^hook: (\w+)(?: (\w+))?$", stderr, flags=re.MULTILINE)
     ended = {event: outcome.lower() for event, outcome in lines if outcome}
     return tuple((event, ended.get(event, "no outcome")) for event, outcome in lines if not outcome)
+
+
+def brief_in(request: Request) -> str:
+    """The session brief in a model request (wherever the agent put it): '' when there is none."""
+    said = json.dumps(request.body)
+    start = said.find(json.dumps(BRIEF_HEADER)[1:-1])
+    return "" if start < 0 else said[start:start + 800]
 
 
 def added_context(request: Request, prompt: str) -> str:

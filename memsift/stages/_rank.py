@@ -1,0 +1,88 @@
+"""Ranking memory against a message as a search engine does: Okapi BM25 over each fact and its keys.
+
+A fact's keys are the words of the exchange it was kept from (``keys_for``), written beside the
+notes when it is kept: a later message often names a fact by words its line never says ("the
+upload" for a line about request bodies), and its exchange said them.
+
+>>> [item.id for item in ranked("why Stripe over Mollie?", items, {})]
+['note-2', 'note-7']
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from attrs import evolve
+
+from .._note_lines import fact_of, tail_of
+from .._text import content_words, stem
+from ..types import Item
+
+K1, B = 1.2, 0.75  # BM25's usual term saturation and length normalisation
+KEYS = 60  # distinct words of an exchange kept as its fact's keys: enough to name its subject
+
+
+def keys_for(fact: str, user: str, assistant: str) -> str:
+    """The words a later question may name a fact by: the exchange's content words that the fact's
+    line does not hold, the user's first, at most ``KEYS``, space-separated.
+
+    >>> keys_for("Uploads go straight to the API.", "photo upload fails: 413", "Vercel caps bodies at 4.5 MB")
+    'photo fails 413 vercel caps bodies 4.5 mb'
+    """
+    said = {stem(w) for w in content_words(fact)}
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in content_words(f"{user}\n{assistant}"):
+        root = stem(word)
+        if root not in said and root not in seen:
+            seen.add(root)
+            out.append(word)
+            if len(out) == KEYS:
+                break
+    return " ".join(out)
+
+
+def ranked(query: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[Item]:
+    """The items that share a word with the query, best first, each with its BM25 score as ``score``
+    (over the item's fact and the keys of its pointer); of two alike, the later (newer) one."""
+    terms = {stem(w) for w in content_words(query)}
+    if not terms or not items:
+        return []
+    docs = [Counter(stem(w) for w in content_words(f"{fact_of(item.text)} {_keys(item, keys)}")) for item in items]
+    average = sum(sum(doc.values()) for doc in docs) / len(docs) or 1.0
+    df = Counter(term for doc in docs for term in terms & doc.keys())
+    idf = {term: math.log(1 + (len(docs) - n + 0.5) / (n + 0.5)) for term, n in df.items()}
+    scored = []
+    for index, (item, doc) in enumerate(zip(items, docs, strict=True)):
+        norm = K1 * (1 - B + B * sum(doc.values()) / average)
+        score = sum(idf[t] * doc[t] * (K1 + 1) / (doc[t] + norm) for t in terms & doc.keys())
+        if score > 0:
+            scored.append((score, index, item))
+    scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
+    return [evolve(item, score=round(score, 6)) for score, _, item in scored]
+
+
+def _keys(item: Item, keys: Mapping[str, str]) -> str:
+    tail = tail_of(item.text)
+    return keys.get(tail[2], "") if tail else keys.get(item.id, "")
+
+
+def holding(text: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[tuple[float, int, Item]]:
+    """How much of ``text`` each item already holds: the share of its words' weight (BM25's idf over
+    the items) found in the item's fact and keys, and how many of its words, best first.
+
+    An answer that restates a fact memory holds repeats that fact's rare words (its figures, names,
+    files); one that says something new brings words no fact has.
+    """
+    words = {stem(w) for w in content_words(text)}
+    if not words or not items:
+        return []
+    docs = [{stem(w) for w in content_words(f"{fact_of(item.text)} {_keys(item, keys)}")} for item in items]
+    df = Counter(word for doc in docs for word in words & doc)
+    idf = {word: math.log(1 + (len(docs) - df[word] + 0.5) / (df[word] + 0.5)) for word in words}
+    mass = sum(idf.values())
+    held = [(sum(idf[w] for w in words & doc) / mass, len(words & doc), item)
+            for item, doc in zip(items, docs, strict=True)]
+    return sorted(held, key=lambda h: h[0], reverse=True)
