@@ -120,6 +120,7 @@ class LoopScenario:
     sessions: tuple[LoopSession, ...]
     evidence: Mapping[str, tuple[str, ...]]  # fact id -> phrases any text conveying it holds
     keep: frozenset[tuple[str, int]]  # (session id, exchange number) that deserve memory
+    notes: tuple[str, ...] = ()  # the older memory the notes hold before the first session
 
     @property
     def secrets(self) -> set[str]:
@@ -138,7 +139,7 @@ def _loop_scenario(data: Mapping[str, Any]) -> LoopScenario:
         sessions.append(LoopSession(session["id"], exchanges))
     evidence = {fid: tuple(fact["evidence"]) for fid, fact in data["facts"].items()}
     keep = frozenset((sid, n) for sid, numbers in data.get("keep", {}).items() for n in numbers)
-    return LoopScenario(data["id"], tuple(sessions), evidence, keep)
+    return LoopScenario(data["id"], tuple(sessions), evidence, keep, tuple(data.get("notes", ())))
 
 
 # -- what reaches a backend, for secrets_leaked --------------------------------
@@ -301,22 +302,28 @@ def bench_loop(scenario: LoopScenario, pipeline: str, base: Services, make_store
 
     Every exchange goes through retain as it ends (``every-message`` stores
     every exchange whole, as Cognee's plugin does); each session starts with
-    the session brief (memsift's pipelines); from the second session on, every
-    user message is recalled first, with its session's conversation so far.
+    the session brief (memsift's pipelines); from the second session on (from
+    the first when the scenario gives older notes), every user message is
+    recalled first, with its session's conversation so far.
     """
     witness = Witness()
     store = make_store(scenario, folder)
+    NotesFile(folder / "notes.md").append(list(scenario.notes))  # the older memory, not watched
+    if pipeline == "every-message" and scenario.notes:  # Cognee's plugin holds the older memory in its store
+        store.add([Item(f"older-{n}", line, "passage", "memsift:older") for n, line in enumerate(scenario.notes)],
+                  timeout=600)
     services = _watched(base, store, folder, witness)
     row: dict[str, Any] = dict.fromkeys((*COUNTS, *BRIEF_COUNTS, *LOOP_COUNTS), 0)
     waits: list[float] = []
     kept: list[tuple[bool, bool]] = []
     for index, session in enumerate(scenario.sessions):
         session_id = f"bench-{scenario.id}-{pipeline}-{session.id}"
-        given = _session_brief(row, pipeline, services, session_id) if index else ""
-        newest = newest_first(services.notebook.lines(), services.config.brief_chars) if index else ""
+        recalled = bool(index or scenario.notes)  # with no older memory, the first session has none to recall
+        given = _session_brief(row, pipeline, services, session_id) if recalled else ""
+        newest = newest_first(services.notebook.lines(), services.config.brief_chars) if recalled else ""
         turns: list[Turn] = []
         for number, (user, answer) in enumerate(session.exchanges):
-            if index:
+            if recalled:
                 ranked = _ranked_first(services, Message(user.text, tuple(turns), session_id))
                 t0 = time.perf_counter()
                 result = recall(Message(user.text, tuple(turns), session_id), services, PIPELINES[pipeline])
@@ -528,9 +535,10 @@ def bench_pipeline(pipeline: str, scenarios: Sequence[Scenario | LoopScenario], 
     with tempfile.TemporaryDirectory(prefix="memsift-bench-") as tmp:
         config = config or load_config({"MEMSIFT_HOME": tmp})
         config = evolve(config, home=Path(tmp))
-        base = Services(decider=decider or bench_decider(pipeline, config),
-                        notebook=NotesFile(Path(tmp) / "unused.md"),
-                        redactor=PatternRedactor(), reviser=DuplicateReviser(), config=config)
+        decider = decider or bench_decider(pipeline, config)
+        base = Services(decider=decider, notebook=NotesFile(Path(tmp) / "unused.md"),
+                        redactor=PatternRedactor(), reviser=DuplicateReviser(), config=config,
+                        embedder=getattr(decider, "embedder", None))  # the semantic judge's: recall ranks with it
         for n, scenario in enumerate(scenarios):
             folder = Path(tmp) / f"{n}-{pipeline}"
             folder.mkdir()

@@ -70,12 +70,14 @@ class Config:
     settled_threshold: float = 0.8  # a note this sure ends the search: the store is not asked...
     settled_margin: float = 0.15  # ...when it leads the next note by this much
     worth_threshold: float = 0.3
-    keep_threshold: float = 0.6
+    keep_threshold: float = 0.5
     fact_threshold: float = 0.5  # a second clause joins a kept line's best one this sure
     novel_threshold: float = 0.5  # a new line restates or updates a note this sure
     # An exchange whose answer's words (weighted by their rarity in the notes) one note's fact and
     # keys already hold at this share applies what that note says: not kept again.
     known_share: float = 0.35
+    # The same of a note this session was given (by its brief or recall): the agent just read it.
+    applied_share: float = 0.2
     repeat_threshold: float = 0.85  # an item this session was given comes again only this sure
     said_share: float = 0.6  # an item whose words one turn already holds at this share is not added
     # Characters of the session brief (its header included): the facts chosen for a session as it

@@ -25,6 +25,7 @@ from typing import Any
 
 from loop_memory import replay
 
+from memsift._note_lines import tail_of
 from memsift._text import content_words, stem
 from memsift.config import Config
 from memsift.decider._heads import logit
@@ -106,11 +107,14 @@ def judged(row: Mapping[str, Any], decider: Decider, features: PairFeatures) -> 
                  "said": already_said(item.text, said, DEFAULTS.said_share)}
                 for item, x in zip(items, features(state, items), strict=True)]
 
-    # The notes recall judges: those ranked first for the message (BM25 over each fact and its keys).
+    # The notes recall judges: those ranked first for the message (BM25 over each fact and its keys);
+    # and the store's passages but the copies of facts the notes hold, which were ranked with them.
     notes = ranked(query_of(row["state"]), row["notes"], row.get("keys", {}))[: DEFAULTS.judged_notes]
+    noted = {tail[2] for item in row["notes"] if (tail := tail_of(item.text))}
+    passages = [item for item in row["passages"] if item.id not in noted]
     return {"needs": bool(row["needs"]), "searches": searches, "asks": kind.asks_memory,
             "worth": worth.noul >= DEFAULTS.worth_threshold, "notes": pairs(notes),
-            "passages": pairs(row["passages"])}
+            "passages": pairs(passages)}
 
 
 def placed(z: float, threshold: float, bar: float) -> float:

@@ -21,6 +21,7 @@ from .._text import content_words, stem
 from ..types import Item
 
 K1, B = 1.2, 0.75  # BM25's usual term saturation and length normalisation
+FUSION = 60  # reciprocal rank fusion's constant: ranks 1 and 2 weigh about alike, rank 1 and 30 do not
 KEYS = 60  # distinct words of an exchange kept as its fact's keys: enough to name its subject
 
 
@@ -50,7 +51,7 @@ def ranked(query: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[I
     terms = {stem(w) for w in content_words(query)}
     if not terms or not items:
         return []
-    docs = [Counter(stem(w) for w in content_words(f"{fact_of(item.text)} {_keys(item, keys)}")) for item in items]
+    docs = [Counter(stem(w) for w in content_words(keyed(item, keys))) for item in items]
     average = sum(sum(doc.values()) for doc in docs) / len(docs) or 1.0
     df = Counter(term for doc in docs for term in terms & doc.keys())
     idf = {term: math.log(1 + (len(docs) - n + 0.5) / (n + 0.5)) for term, n in df.items()}
@@ -64,9 +65,16 @@ def ranked(query: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[I
     return [evolve(item, score=round(score, 6)) for score, _, item in scored]
 
 
-def _keys(item: Item, keys: Mapping[str, str]) -> str:
+def keyed(item: Item, keys: Mapping[str, str]) -> str:
+    """What a fact is ranked by: its line without the tail, then the keys of its pointer.
+
+    >>> keyed(Item("n", "Uploads go to the API. (incident 2026-12-01 ex-0a1b2c3d)", "note", "notes.md:3"),
+    ...       {"ex-0a1b2c3d": "photo 413 vercel caps bodies"})
+    'Uploads go to the API. photo 413 vercel caps bodies'
+    """
     tail = tail_of(item.text)
-    return keys.get(tail[2], "") if tail else keys.get(item.id, "")
+    words = keys.get(tail[2], "") if tail else keys.get(item.id, "")
+    return f"{fact_of(item.text)} {words}".rstrip()
 
 
 def holding(text: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[tuple[float, int, Item]]:
@@ -79,10 +87,27 @@ def holding(text: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[t
     words = {stem(w) for w in content_words(text)}
     if not words or not items:
         return []
-    docs = [{stem(w) for w in content_words(f"{fact_of(item.text)} {_keys(item, keys)}")} for item in items]
+    docs = [{stem(w) for w in content_words(keyed(item, keys))} for item in items]
     df = Counter(word for doc in docs for word in words & doc)
     idf = {word: math.log(1 + (len(docs) - df[word] + 0.5) / (df[word] + 0.5)) for word in words}
     mass = sum(idf.values())
     held = [(sum(idf[w] for w in words & doc) / mass, len(words & doc), item)
             for item, doc in zip(items, docs, strict=True)]
     return sorted(held, key=lambda h: h[0], reverse=True)
+
+
+def fused(lexical: Sequence[Item], items: Sequence[Item], cosines: Sequence[float]) -> list[Item]:
+    """The items best first by reciprocal rank fusion of their BM25 rank (``lexical``, as ``ranked``
+    gave it) and their rank by ``cosines`` (each item's cosine to the query, of its fact and keys,
+    in ``items``' order): the words a question shares with a fact, and what it means, each get a
+    say. An item that shares no word with the query is ranked by its meaning alone; its score is
+    the fused one.
+    """
+    by_words = {item.id: rank for rank, item in enumerate(lexical)}
+    order = sorted(range(len(items)), key=lambda i: (cosines[i], i), reverse=True)
+    score = {}
+    for rank, i in enumerate(order):
+        words = by_words.get(items[i].id)
+        score[i] = 1 / (FUSION + rank) + (1 / (FUSION + words) if words is not None else 0.0)
+    best = sorted(score, key=lambda i: (score[i], i), reverse=True)
+    return [evolve(items[i], score=round(score[i], 6)) for i in best]

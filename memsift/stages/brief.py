@@ -44,11 +44,14 @@ SAME_SUBJECT = 0.6  # a line holding this share of a chosen line's words says th
 def read_facts(services: Services, state: Briefing) -> Briefing:
     """The newest ``CANDIDATES`` lines of the notes, each an item (its pointer as ``source``)."""
     t0 = time.perf_counter()
-    items = services.notebook.items()
-    weighed = items[-CANDIDATES:]
-    state = evolve(state, candidates=tuple(weighed)).log(
-        "facts", f"{len(weighed)} facts", t0,
-        why=f"the newest {len(weighed)} of {len(items)} lines" if len(items) > len(weighed) else "")
+    newest = getattr(services.notebook, "newest", None)  # a notebook of one's own may not have it
+    if newest is not None:
+        weighed, total = newest(CANDIDATES)
+    else:
+        items = services.notebook.items()
+        weighed, total = items[-CANDIDATES:], len(items)
+    why = f"the newest {len(weighed)} notes of {total} lines" if total > len(weighed) else ""
+    state = evolve(state, candidates=tuple(weighed)).log("facts", f"{len(weighed)} facts", t0, why=why)
     return state if weighed else state.end("facts", "no notes yet")
 
 
@@ -70,7 +73,7 @@ def choose_facts(services: Services, state: Briefing) -> Briefing:
     asked = services.session_log.asked() if services.session_log is not None else {}
     newest = len(state.candidates) - 1
     ranked = sorted(range(len(state.candidates)), reverse=True,
-                    key=lambda i: (_worth(state.candidates[i], newest - i, asked, focus), i))
+                    key=lambda i: (_worth(state.candidates[i], newest - i, asked, focus), i))  # best first
     loaded = _loaded_passages(services)
     chosen: list[Item] = []
     chosen_words: list[set[str]] = []
@@ -104,7 +107,7 @@ def _worth(item: Item, age: int, asked: dict[str, int], focus: set[str]) -> floa
     category, pointer = (tail[0], tail[2]) if tail else ("", "")
     weight = WEIGHTS.get(category, 1.0)
     recency = math.pow(0.5, age / HALF_LIFE)
-    times = max(asked.get(item.id, 0), asked.get(pointer, 0) if pointer else 0)
+    times = max(asked.get(item.id, 0), asked.get(pointer, 0) if pointer else 0) if asked else 0
     named = bool(focus) and bool(focus & {stem(w) for w in content_words(fact_of(item.text))})
     return weight * (0.5 + recency) + ASKED_WEIGHT * min(times, ASKED_CAP) + FOCUS_WEIGHT * named
 

@@ -96,6 +96,7 @@ def notes(services: Services, state: Sift) -> Sift:
     query = search_query(state.message)
     found = services.notebook.candidates(query, limit=config.narrowed_notes, above=config.narrow_notes_above)
     state, screened = quoted_data_only(state, found)
+    state = evolve(state, noted=frozenset(tail[2] for item in screened if (tail := tail_of(item.text))))
     items = tuple(_ranked(services, query, screened)[: config.judged_notes])
     judged = _judged(services, state, "notes", t0, items)
     chosen = _passing(config, state.kind, judged)
@@ -119,10 +120,23 @@ def ranked_notes(services: Services, message: Message, *, limit: int) -> list[It
 
 
 def _ranked(services: Services, query: str, items: Sequence[Item]) -> list[Item]:
-    from ._rank import ranked  # a searching message only
+    """The items best first: BM25 over each fact and its keys, fused with the cosine of the query and
+    the fact when the semantic judge's model is at hand (and answers)."""
+    from ._rank import fused, keyed, ranked  # a searching message only
 
     read_keys = getattr(services.notebook, "keys", None)  # a notebook of one's own may keep none
-    return ranked(query, items, read_keys() if read_keys is not None and items else {})
+    keys = read_keys() if read_keys is not None and items else {}
+    lexical = ranked(query, items, keys)
+    if services.embedder is None or not items:
+        return lexical
+    try:
+        vectors = services.embedder.embed([query, *(keyed(item, keys) for item in items)])
+    except Exception:  # the model is an extra: whatever went wrong, the words still rank
+        return lexical
+    if vectors is None:
+        return lexical
+    cosines = [float(vectors[0] @ row) for row in vectors[1:]]
+    return fused(lexical, items, cosines)
 
 
 def gate(services: Services, state: Sift) -> Sift:
@@ -155,7 +169,10 @@ def search(services: Services, state: Sift) -> Sift:
     found = call_service(services, state, "search", store, services.config.store_deadline, t0,
                          store.search, search_query(state.message), limit=limit,
                          timeout=services.config.store_deadline)
-    state = evolve(state, candidates=tuple(found)).log("search", f"{len(found)} passages", t0)
+    # A fact the notes hold was ranked with them, and judged if it ranked first: its copy here is not.
+    fresh = tuple(item for item in found if item.id not in state.noted)
+    why = f"{len(found) - len(fresh)} the notes hold" if len(fresh) < len(found) else ""
+    state = evolve(state, candidates=fresh).log("search", f"{len(found)} passages", t0, why=why)
     state, passages = quoted_data_only(state, state.candidates)
     state = evolve(state, candidates=passages)
     return state if passages else _no_search(state, "search", "the store has nothing close")

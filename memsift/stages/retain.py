@@ -118,12 +118,12 @@ def novel(services: Services, state: Keep) -> Keep:
     # The notes a new line could repeat share its words or its answer's: narrowed as recall narrows them.
     nearby = services.notebook.candidates(f"{line}\n{answer}", limit=config.narrowed_notes,
                                           above=config.narrow_notes_above)
-    reminded = _given(services, state.exchange.session, line, nearby)
+    reminded = _given(services, state.exchange.session, line, nearby, answer)
     if reminded:  # the answer repeats what memory gave this session (the reminder it just read)
         return evolve(state, keep=False).log("novel", "restates", t0, why=reminded.source).end(
             "novel", f"memory gave it this session ({reminded.source})")
     notes = _closest_notes(nearby, line)
-    known = _known(services, nearby, answer)
+    known = _known(services, nearby, answer, state.exchange.session)
     if known is not None and all(number != line_number(known) for number, _ in notes):
         notes.append((line_number(known), known.text))
     if not notes:
@@ -146,23 +146,31 @@ def novel(services: Services, state: Keep) -> Keep:
     return evolve(state, edits=edits).log("novel", f"supersedes {len(updated)}" if updated else "new", t0)
 
 
-def _known(services: Services, notes: Sequence[Item], answer: str) -> Item | None:
+def _known(services: Services, notes: Sequence[Item], answer: str, session: str) -> Item | None:
     """The note whose fact and keys already hold ``known_share`` of the answer's words (weighted by
-    their rarity in the notes), ``KNOWN_WORDS`` of them at least: the exchange applies what that note
-    says. (A short answer sharing two rare words with a note says too little to tell.)"""
+    their rarity in the notes), ``KNOWN_WORDS`` of them at least; or, of the notes this session was
+    given (by its brief or by recall: what the agent just read), one that holds ``applied_share``
+    of them: the exchange applies what that note says. (A short answer sharing two rare words with
+    a note says too little to tell.)"""
     if not notes:
         return None
     from ._rank import holding
 
     read_keys = getattr(services.notebook, "keys", None)
     held = holding(answer, notes, read_keys() if read_keys is not None else {})
-    if not held:
-        return None
-    share, shared, note = held[0]
-    return note if share >= services.config.known_share and shared >= KNOWN_WORDS else None
+    log, config = services.session_log, services.config
+    given = log.given(session) if log is not None and session else set()
+    for share, shared, note in held:
+        if share < config.applied_share:
+            break  # best first: none further holds enough
+        tail = tail_of(note.text)
+        if (note.id in given or (tail is not None and tail[2] in given)) and shared >= GIVEN_WORDS:
+            return note
+    share, shared, note = held[0] if held else (0.0, 0, None)
+    return note if share >= config.known_share and shared >= KNOWN_WORDS else None
 
 
-KNOWN_WORDS = 6
+KNOWN_WORDS, GIVEN_WORDS = 6, 3
 
 
 def _said_again(services: Services, state: Keep, number: int, old: str, t0: float, how: str) -> Keep:
@@ -187,10 +195,11 @@ def _said_again(services: Services, state: Keep, number: int, old: str, t0: floa
         "novel", f"{why} (line {number}): moved last, dated today")
 
 
-def _given(services: Services, session: str, line: str, notes: Sequence[Item]) -> Item | None:
-    """The note this session was given (recall's reminders, in the session log; a stored fact by
-    its pointer) that already holds the new line's words at ``said_share``: an answer that
-    restates what memory just reminded it of adds nothing."""
+def _given(services: Services, session: str, line: str, notes: Sequence[Item], answer: str = "") -> Item | None:
+    """The note this session was given (recall's reminders and its brief, in the session log; a
+    stored fact by its pointer) that already holds the new line's words at ``said_share``, or whose
+    words the answer holds at that share: an answer that restates or applies what memory just
+    reminded it of adds nothing."""
     log = services.session_log
     given = log.given(session) if log is not None and session else set()
     if not given:
@@ -199,9 +208,14 @@ def _given(services: Services, session: str, line: str, notes: Sequence[Item]) -
 
     pointers = tuple(f" {item_id})" for item_id in given if item_id.startswith("ex-"))
     share = services.config.said_share
+    applied = [{stem(w) for w in content_words(answer)}] if answer else []
     for note in notes:
         reminder = note.id in given or bool(pointers and note.text.endswith(pointers))
-        if reminder and already_said(fact_of(line), [{stem(w) for w in content_words(fact_of(note.text))}], share):
+        if not reminder:
+            continue
+        fact = fact_of(note.text)
+        if already_said(fact_of(line), [{stem(w) for w in content_words(fact)}], share) or \
+                already_said(fact, applied, share):
             return note
     return None
 
@@ -332,16 +346,24 @@ def flush(services: Services, session: str = "") -> str:
 def embed_kept(services: Services, state: Keep) -> Keep:
     """The vectors of what was just written, computed now, off the agent's path, of each fact as
     recall's semantic judge embeds it (bounded, redacted, without its tail; the store's item holds
-    the same line): the embedder caches them (``vectors.sqlite``), so a searching message embeds
-    only itself. Last, and silent: a slow or failing model never holds up or undoes what was kept,
+    the same line) and as recall ranks it (with its keys): the embedder caches them
+    (``vectors.sqlite``), so a searching message embeds only itself. Last, and silent: a slow or failing model never holds up or undoes what was kept,
     and a vector missing is computed when first needed."""
     if services.embedder is None or not state.lines:
         return state
     from ..semantic.judge import embedded_text
 
+    from ._rank import keyed, keys_for
+
     scrub = scrubber(services.redactor)
+    exchange = state.exchange
+    facts = [bounded(fact_of(line), NOTE_CHARS, scrub) for line in state.lines]
+    # As recall ranks them too: each fact and the keys of its exchange.
+    ranked_by = [keyed(Item("", line, "note", ""), {exchange_id(exchange): keys_for(line, exchange.user,
+                                                                                    exchange.assistant)})
+                 for line in state.lines]
     with contextlib.suppress(Exception):  # the model is an extra: whatever went wrong, what was kept stays kept
-        services.embedder.embed([embedded_text(bounded(fact_of(line), NOTE_CHARS, scrub)) for line in state.lines])
+        services.embedder.embed([*(embedded_text(fact) for fact in facts), *ranked_by])
     return state
 
 
