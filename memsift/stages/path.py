@@ -54,7 +54,7 @@ class Sift(_Path):
     message: Message = field(kw_only=True)
     kind: Kind | None = None
     answered: bool = False  # a note answered: no need to search the store
-    noted: frozenset[str] = frozenset()  # pointers of the facts the notes hold: their copies in the store are not weighed again
+    noted: frozenset[str] = frozenset()  # pointers of the facts the notes hold: not weighed again from the store
     candidates: tuple[Item, ...] = ()
     chosen: tuple[Item, ...] = ()
     text: str = ""

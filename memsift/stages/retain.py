@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from attrs import evolve
 
@@ -157,7 +157,10 @@ def _known(services: Services, notes: Sequence[Item], answer: str, session: str)
     from ._rank import holding
 
     read_keys = getattr(services.notebook, "keys", None)
-    held = holding(answer, notes, read_keys() if read_keys is not None else {})
+    keys = read_keys() if read_keys is not None else {}
+    if _says_more(answer, notes, keys):
+        return None
+    held = holding(answer, notes, keys)
     log, config = services.session_log, services.config
     given = log.given(session) if log is not None and session else set()
     for share, shared, note in held:
@@ -166,11 +169,29 @@ def _known(services: Services, notes: Sequence[Item], answer: str, session: str)
         tail = tail_of(note.text)
         if (note.id in given or (tail is not None and tail[2] in given)) and shared >= GIVEN_WORDS:
             return note
-    share, shared, note = held[0] if held else (0.0, 0, None)
-    return note if share >= config.known_share and shared >= KNOWN_WORDS else None
+    if not held:
+        return None
+    share, shared, best = held[0]
+    return best if share >= config.known_share and shared >= KNOWN_WORDS else None
 
 
 KNOWN_WORDS, GIVEN_WORDS = 6, 3
+NEW_SPECIFICS = 3  # named things and figures an answer may bring that no note holds, and still only apply one
+
+
+def _says_more(answer: str, notes: Sequence[Item], keys: Mapping[str, str]) -> bool:
+    """Does the answer name things or figures no note (nor its keys) holds, more than one? Then it
+    says something new, whatever it repeats: an update, or a fact beside an older one."""
+    from ..decider._features import specifics
+    from ._rank import keyed
+
+    named = specifics(answer)
+    if len(named) <= NEW_SPECIFICS:
+        return False
+    held: set[str] = set()
+    for note in notes:
+        held |= specifics(keyed(note, keys))
+    return len(named - held) > NEW_SPECIFICS
 
 
 def _said_again(services: Services, state: Keep, number: int, old: str, t0: float, how: str) -> Keep:
@@ -347,8 +368,9 @@ def embed_kept(services: Services, state: Keep) -> Keep:
     """The vectors of what was just written, computed now, off the agent's path, of each fact as
     recall's semantic judge embeds it (bounded, redacted, without its tail; the store's item holds
     the same line) and as recall ranks it (with its keys): the embedder caches them
-    (``vectors.sqlite``), so a searching message embeds only itself. Last, and silent: a slow or failing model never holds up or undoes what was kept,
-    and a vector missing is computed when first needed."""
+    (``vectors.sqlite``), so a searching message embeds only itself. Last, and silent: a slow or
+    failing model never holds up or undoes what was kept, and a vector missing is computed when
+    first needed."""
     if services.embedder is None or not state.lines:
         return state
     from ..semantic.judge import embedded_text
