@@ -15,12 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .notes import one_line
-from ._text import content_words, stem
+from ._text import stems
 from .types import Edit
-
-
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(text)}
 
 
 class DuplicateReviser:
@@ -39,13 +35,13 @@ class DuplicateReviser:
         new = added_at(lines, added)
         if not new:
             return []
-        stems = {number: _stems(lines[number - 1]) for number in new}
+        added_stems = {number: stems(lines[number - 1]) for number in new}
         edits: list[Edit] = []
         for number, line in enumerate(lines[: max(new) - 1], start=1):
             if number in new or not line.strip() or line.lstrip().startswith("#"):
                 continue
-            old = _stems(line)
-            if old and any(at > number and len(old & stems[at]) / len(old) >= self.overlap for at in new):
+            old = stems(line)
+            if old and any(at > number and len(old & added_stems[at]) / len(old) >= self.overlap for at in new):
                 edits.append(Edit(number, "remove", old=line))
         return edits
 

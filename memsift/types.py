@@ -10,6 +10,7 @@ whatever sits behind it.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -159,6 +160,23 @@ class ScoreAnswer:
 
 
 Answer = NoulAnswer | ChoiceAnswer | ScoreAnswer
+
+
+def probability(value: object, what: str = "the probability") -> float:
+    """``value`` as a probability, checked where an answer enters (a remote service's, a decider's
+    under test): a finite number in [0, 1], never a bool; TypeError or ValueError says why not.
+
+    >>> probability(0.93)
+    0.93
+    >>> probability(1.5, "noul")
+    Traceback (most recent call last):
+    ValueError: noul is 1.5, not a probability
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"{what} is {value!r}, not a number")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{what} is {value}, not a probability")
+    return float(value)
 
 
 # -- what a path returns ----------------------------------------------------

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, ServiceUnavailable
 from ..types import (
-    Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer, Usage,
+    Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer, Usage, probability,
 )
 from ._http import JsonEndpoint, checked_name, usage_of
 
@@ -136,20 +136,20 @@ def _answers(name: str, payload: Any, questions: Mapping[str, Question]) -> dict
 
 def _answer(answer: dict[str, Any], question: Question) -> Answer:
     if isinstance(question, Noul):
-        return NoulAnswer(_probability(answer["noul"], "noul"))
+        return NoulAnswer(probability(answer["noul"], "noul"))
     if isinstance(question, Choice):
         options = [str(option) for option in question.options]
         probabilities = _distribution(answer["probabilities"], options)
         choice = answer["choice"]
         if choice not in probabilities:
             raise ValueError(f"choice {choice!r} is not one of the options")
-        return ChoiceAnswer(choice, probabilities, _probability(answer["confidence"], "confidence"))
+        return ChoiceAnswer(choice, probabilities, probability(answer["confidence"], "confidence"))
     levels = [str(level) for level in range(len(question.levels))]
     probabilities = _distribution(answer["probabilities"], levels)
     score = _number(answer["score"], "score")
     if not -1e-9 <= score <= len(levels) - 1 + 1e-9:  # a weighted sum may round past the top level
         raise ValueError(f"score {score} is outside levels 0..{len(levels) - 1}")
-    return ScoreAnswer(score, probabilities, _probability(answer["confidence"], "confidence"))
+    return ScoreAnswer(score, probabilities, probability(answer["confidence"], "confidence"))
 
 
 def _distribution(value: Any, keys: list[str]) -> dict[str, float]:
@@ -159,7 +159,7 @@ def _distribution(value: Any, keys: list[str]) -> dict[str, float]:
     unknown = set(value) - set(keys)
     if unknown:
         raise ValueError(f"probabilities for what was not asked: {sorted(unknown)[:5]}")
-    out = {key: _probability(value.get(key, 0.0), f"probability of {key!r}") for key in keys}
+    out = {key: probability(value.get(key, 0.0), f"probability of {key!r}") for key in keys}
     if abs(sum(out.values()) - 1.0) > _SUM_TOLERANCE:
         raise ValueError(f"probabilities sum to {sum(out.values()):.3f}, not 1")
     return out
@@ -170,9 +170,3 @@ def _number(value: Any, what: str) -> float:
         raise TypeError(f"{what} is {value!r}, not a number")
     return float(value)
 
-
-def _probability(value: Any, what: str) -> float:
-    number = _number(value, what)
-    if not 0.0 <= number <= 1.0:
-        raise ValueError(f"{what} is {number}, not a probability")
-    return number

@@ -195,8 +195,8 @@ def _side(answer: Answer, label: Callable[[str], T], yes: Callable[[T], bool],
     return p_yes, chosen, max(side, key=probabilities.__getitem__)
 
 
-
-def _probability(answer: Answer) -> float:
+def _yes(answer: Answer) -> float:
+    """A Noul's answer: the probability of yes."""
     assert isinstance(answer, NoulAnswer)
     return answer.noul
 

@@ -24,7 +24,7 @@ from ..errors import ConfigurationError, ServiceUnavailable
 from ..notes import apply_edits
 from ..types import (
     Answer, Choice, ChoiceAnswer, Decider, Edit, Item, Notebook, Noul, NoulAnswer, Question, Redactor, Reviser,
-    Score, ScoreAnswer, Store,
+    Score, ScoreAnswer, Store, probability,
 )
 
 T = TypeVar("T")
@@ -183,7 +183,7 @@ def check_decider(decider: Decider, *, tasks: Sequence[str] | None = None, level
 
 def _check_answer(qid: str, question: Question, answer: Answer) -> None:
     if isinstance(question, Noul):
-        _promise(isinstance(answer, NoulAnswer) and _probability(answer.noul),
+        _promise(isinstance(answer, NoulAnswer) and _is_probability(answer.noul),
                  f"{qid}: a Noul is answered with a NoulAnswer whose noul is in [0, 1], not {answer!r}")
         return
     options = question.options if isinstance(question, Choice) else dict.fromkeys(question.levels)
@@ -196,7 +196,7 @@ def _check_answer(qid: str, question: Question, answer: Answer) -> None:
                                                      f"{sorted(options)}, not {sorted(probabilities)}")
     else:  # levels are named by their text or their index, as System One does
         _promise(len(probabilities) == len(options), f"{qid}: one probability a level, not {sorted(probabilities)}")
-    _promise(all(_probability(p) for p in probabilities.values()) and _probability(answer.confidence),
+    _promise(all(_is_probability(p) for p in probabilities.values()) and _is_probability(answer.confidence),
              f"{qid}: probabilities and confidence in [0, 1]")
     _promise(math.isclose(sum(probabilities.values()), 1.0, abs_tol=1e-3),
              f"{qid}: probabilities sum to 1, not {sum(probabilities.values()):.4f}")
@@ -206,8 +206,12 @@ def _check_answer(qid: str, question: Question, answer: Answer) -> None:
         _promise(0.0 <= answer.score <= len(options) - 1, f"{qid}: a score within the levels' indices")
 
 
-def _probability(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+def _is_probability(value: object) -> bool:
+    try:
+        probability(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 # -- Notebook ------------------------------------------------------------------

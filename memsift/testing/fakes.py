@@ -18,7 +18,7 @@ from typing import Any
 
 from attrs import evolve
 
-from .._text import content_words, stem
+from .._text import stems
 from ..errors import ServiceUnavailable
 from ..types import (
     Answer, Category, Choice, ChoiceAnswer, Item, Kind, NoulAnswer, Question, Score, ScoreAnswer,
@@ -48,12 +48,12 @@ class MemoryStore:
 
     def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
         self._answering()
-        asked = {stem(w) for w in content_words(query)}
+        asked = stems(query)
         with self._lock:
             held = list(self.items.values())
         scored = []
         for item in held:
-            words = {stem(w) for w in content_words(item.text)}
+            words = stems(item.text)
             shared = len(asked & words) / (len(asked) or 1)
             if shared:
                 scored.append((shared, item))
