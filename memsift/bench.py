@@ -401,7 +401,6 @@ def _total(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 ROW_KEYS = ("id", "messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
             "reminders_expected", "items_added", "items_needed_added", "kind_accuracy", "wait_mean_s",
             "wait_p95_s", "secrets_leaked", "retain_precision", "retain_recall")
-LOOP_KEYS = ("loop", *LOOP_COUNTS, "notes_line_median", "notes_line_max")
 COST_KEYS = ("messages", "questions", "tokens_in", "tokens_out", "usd")  # beside the rows: FORMAT.md fixes those
 
 

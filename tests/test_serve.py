@@ -19,11 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
+from guarded import guarded_recall
 
 from memsift import __version__
 from memsift import _served
 from memsift._doctor import diagnose
-from memsift._guarded import guarded_recall, open_guarded
+from memsift._guarded import open_guarded
 from memsift._note_lines import fact_of
 from memsift.config import load_config
 from memsift.pipeline import retain
