@@ -31,6 +31,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..costs import charge
 from ..errors import ConfigurationError, ServiceUnavailable
 from ..types import (
     Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer, Usage, probability,
@@ -46,7 +47,15 @@ _SUM_TOLERANCE = 0.05  # probabilities rounded by a server still sum to about 1
 
 
 class SystemOneDecider:
-    """The ``Decider`` seam on a System One compatible service."""
+    """The ``Decider`` seam on a System One compatible service.
+
+    ``url``: the endpoint (``https://api.typesafe.ai/v1/systemone``); ``model``: the model it names;
+    ``api_key``: sent as a Bearer token (never shown in an error); ``deadline``: seconds one
+    ``decide`` call may take; ``connect_timeout``: seconds to open a connection; ``price``: US
+    dollars per million tokens (sent, received), for the costs each answer is charged;
+    ``transport``: an ``httpx.BaseTransport`` the requests go through instead of the network (an
+    ``httpx.MockTransport`` in tests, a proxy's).
+    """
 
     remote = True  # a breaker guards it: when it is down, memory pauses
 
@@ -61,7 +70,7 @@ class SystemOneDecider:
         self.model = model
         self.deadline = deadline
         self.price = price  # USD per million tokens (sent, received)
-        self.spent = Usage()  # what every answer so far cost; a trace step reads its growth
+        self.spent = Usage()  # what every answer so far cost, all paths together (each is charged its own)
         self._spending = threading.Lock()
         self._endpoint = JsonEndpoint(
             self.name, deadline=deadline, connect_timeout=connect_timeout, transport=transport,
@@ -77,16 +86,17 @@ class SystemOneDecider:
                    price=config.decider_price)
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
-        """Every question answered over *state*, in one request, within ``deadline`` seconds."""
+        """Every one of ``questions`` answered over ``state``, in one request, within ``deadline`` seconds."""
         if not questions:
             return {}
         payload = {"state": state, "model": self.model,
                    "questions": {qid: _question(q) for qid, q in questions.items()}}
         reply = self._endpoint.post(self.url, payload, time.monotonic() + self.deadline)
         answers = _answers(self.name, reply, questions)
-        usage = reply.get("usage") if isinstance(reply, dict) else None
+        usage = usage_of(len(questions), reply.get("usage") if isinstance(reply, dict) else None, self.price)
         with self._spending:
-            self.spent += usage_of(len(questions), usage, self.price)
+            self.spent += usage
+        charge(usage)
         return answers
 
     def close(self) -> None:
