@@ -20,7 +20,8 @@ from .types import Edit
 
 
 class DuplicateReviser:
-    """Removes older lines that a newly added line repeats (most of its words).
+    """Removes older lines that a newly added line repeats (``overlap``: the share of the older line's
+    words it holds, 0.8 by default).
 
     An added line is found by its text, and only the lines above it are older:
     another process may have appended after it, and a line appended later is
