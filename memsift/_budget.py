@@ -24,6 +24,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import contextvars
+import functools
 import math
 import threading
 import time
@@ -57,8 +58,9 @@ class Workers:
 
     def __init__(self) -> None:
         self._ready = threading.Condition()
-        self._jobs: collections.deque[Callable[[], None]] = collections.deque()
+        self._jobs: collections.deque[Callable[[], Callable[[], None]]] = collections.deque()
         self._idle = 0  # threads waiting for a job
+        self._finishing = 0  # threads handing an outcome over: each takes a job next, without waiting
         self._threads: set[threading.Thread] = set()
         self._stuck: collections.Counter[str] = collections.Counter()
         self.closed = False
@@ -69,12 +71,13 @@ class Workers:
         pending: Pending[T] = Pending(self, key)
         context = contextvars.copy_context()
 
-        def job() -> None:
+        def job() -> Callable[[], None]:
+            """Run the call; what hands its outcome to whoever waits for it."""
             try:
                 outcome: Outcome = (True, context.run(call))
             except BaseException as exc:  # handed to the caller, whatever it is
                 outcome = (False, exc)
-            pending._settle(outcome)
+            return functools.partial(pending._settle, outcome)
 
         with self._ready:
             if self.closed:
@@ -83,7 +86,7 @@ class Workers:
                 raise DeadlineExceeded(f"{self._stuck[key]} earlier calls of {key} are still running past "
                                        "their deadlines")
             self._jobs.append(job)
-            if self._idle >= len(self._jobs):
+            if self._idle + self._finishing >= len(self._jobs):
                 self._ready.notify()
             else:
                 worker = threading.Thread(target=self._work, name="memsift-worker", daemon=True)
@@ -113,9 +116,11 @@ class Workers:
             thread.join(max(0.0, ends - time.monotonic()))
 
     def _work(self) -> None:
-        me = threading.current_thread()
+        me, finishing = threading.current_thread(), False
         while True:
             with self._ready:
+                if finishing:
+                    self._finishing, finishing = self._finishing - 1, False
                 while not self._jobs and not self.closed:
                     self._idle += 1
                     woke = self._ready.wait(self.IDLE)
@@ -126,7 +131,10 @@ class Workers:
                     self._threads.discard(me)
                     return
                 job = self._jobs.popleft()
-            job()
+            deliver = job()
+            with self._ready:  # the caller's next call, started once it hears this one, is this thread's
+                self._finishing, finishing = self._finishing + 1, True
+            deliver()
 
 
 class Pending(Generic[T]):

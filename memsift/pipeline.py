@@ -40,10 +40,10 @@ from .costs import Meter
 from .errors import DeadlineExceeded
 from .services import Services
 from .stages import RECALL_STAGES, RETAIN_STAGES, EndPath, Keep, Sift, Stage, is_remote
-from .stages.path import _failure_entry, _failure_notice, _located, _Path, session_of, stage_name
+from .stages.path import State, _failure_entry, _failure_notice, _located, session_of, stage_name
 from .types import Exchange, Message, Recall, Retained, Step, Usage
 
-S = TypeVar("S", bound=_Path)
+S = TypeVar("S", bound=State)
 
 
 def run(stages: Sequence[Stage], services: Services, state: S, *, deadline: float | None = None) -> S:
@@ -52,7 +52,7 @@ def run(stages: Sequence[Stage], services: Services, state: S, *, deadline: floa
     the last stage done returned.
 
     The runner of both paths, and of any path of stages over a state of one's own
-    (a subclass of ``stages.path._Path``):
+    (a subclass of ``stages.State`` with a ``session``):
 
     >>> run([redact, classify], services, Sift(message=Message("thanks!")), deadline=1.0).stopped_by
     'classify: reaction needs no memory'
@@ -91,7 +91,7 @@ async def arun(stages: Sequence[Stage], services: Services, state: S, *, deadlin
 class _Call:
     """One stage to run: in a worker of the services, within its allowance, its costs on its own meter."""
 
-    def __init__(self, stage: Stage, name: str, services: Services, state: _Path, allowance: Allowance) -> None:
+    def __init__(self, stage: Stage, name: str, services: Services, state: State, allowance: Allowance) -> None:
         self.stage, self.name, self.services, self.state = stage, name, services, state
         self.allowance = allowance
         self.meter = Meter()

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from .._bounds import RECENT_TURNS
 from .path import (
-    EndPath, Keep, PathState, Sift, Stage, ask, call_service, decision_state, is_remote, scrubber, session_of,
-    stage_name,
+    EndPath, Keep, PathState, Sift, Stage, State, ask, call_service, decision_state, is_remote, scrubber,
+    session_of, stage_name,
 )
 from .recall import (
     ANSWERS, EVERY_MESSAGE_STAGES, HEADER, ITEM_CHARS, KIND_OPTIONS, RECALL_STAGES, WORTH, already_said,
@@ -44,6 +44,7 @@ __all__ = [
     "PathState",
     "Sift",
     "Stage",
+    "State",
     "already_said",
     "answers_threshold",
     "append_notes",

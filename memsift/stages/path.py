@@ -32,13 +32,14 @@ from ..types import (
 )
 
 
-P = TypeVar("P", bound="_Path")
+P = TypeVar("P", bound="State")
 T = TypeVar("T")
 
 
 @frozen
-class _Path:
+class State:
     """What every path's state holds: the steps taken, why the path ended, and a notice for the user.
+    A path of one's own subclasses it (with a ``session`` field, if it is a session's).
 
     ``trace``: one ``Step`` a stage logged (``log``), in order; the runner adds each stage's
     cost to its last step. ``stopped_by``: ``"<stage>: <why>"`` once a stage ended the path
@@ -51,17 +52,18 @@ class _Path:
     notice: str | None = None
 
     def log(self: P, stage: str, verdict: str, since: float, score: float | None = None, why: str = "") -> P:
-        """This state with one more step in its trace, timed from ``since`` (a ``time.perf_counter()``)."""
+        """This state with one more step in its trace: ``stage`` decided ``verdict`` (on ``score``, if
+        one, because of ``why``), timed from ``since`` (a ``time.perf_counter()``)."""
         step = Step(stage, verdict, time.perf_counter() - since, score, why)
         return evolve(self, trace=(*self.trace, step))
 
     def end(self: P, stage: str, why: str) -> P:
-        """This state, ended: the runner runs no further stage."""
+        """This state, ended by ``stage`` because of ``why``: the runner runs no further stage."""
         return evolve(self, stopped_by=f"{stage}: {why}")
 
 
 @frozen
-class Sift(_Path):
+class Sift(State):
     """The recall path's state: the message and what has been found for it.
 
     ``message``: the message, redacted (and cut to its head and tail) by the ``redact`` stage.
@@ -83,7 +85,7 @@ class Sift(_Path):
 
 
 @frozen
-class Keep(_Path):
+class Keep(State):
     """The retain path's state: the exchange and what was made of it.
 
     ``exchange``: the exchange, redacted (and bounded) by ``redact_exchange``. ``category``
@@ -111,7 +113,7 @@ Stage = Callable[[Services, Any], Any]
 class EndPath(Exception):
     """Raised inside a stage to end the path with the state it carries."""
 
-    def __init__(self, state: _Path) -> None:
+    def __init__(self, state: State) -> None:
         self.state = state
 
 
@@ -162,7 +164,7 @@ def call_service(services: Services, state: PathState, stage: str, target: Decid
     return result
 
 
-def _failure_notice(services: Services, state: _Path, what: str, why: str) -> str | None:
+def _failure_notice(services: Services, state: State, what: str, why: str) -> str | None:
     """The line for the user when ``what`` (a stage, a service of memsift's own) failed in this call.
 
     Its session hears it once, and again when it works (the health file, entry for this session
@@ -175,7 +177,7 @@ def _failure_notice(services: Services, state: _Path, what: str, why: str) -> st
     return services.health.notice(services.health.broken(what, why, session=session), session)
 
 
-def _failure_entry(state: _Path, stage: str) -> str:
+def _failure_entry(state: State, stage: str) -> str:
     """The health file's name for a failure of ``stage`` in this call's session (closed by its next success)."""
     return for_session(stage_name(stage), session_of(state))
 
@@ -214,7 +216,7 @@ def is_remote(service: Decider | Store) -> bool:
     return getattr(service, "remote", True)
 
 
-def session_of(state: _Path) -> str:
+def session_of(state: State) -> str:
     """The session a path's state is for ('' when none: a library call that names none)."""
     if isinstance(state, Sift):
         return state.message.session
