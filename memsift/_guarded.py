@@ -1,4 +1,4 @@
-"""The two paths as a hook or the command line runs them: settings read, services opened, and
+"""The services as a hook or the command line opens them: settings read, trust checked, and
 memory never off in silence.
 
 When the settings cannot be read (a typo in ``config.toml``, a bad
@@ -6,7 +6,7 @@ When the settings cannot be read (a typo in ``config.toml``, a bad
 or retained, and the agent is told why in one line, once per session and
 again when it changes, through the same health file as a paused service:
 
->>> guarded_recall(Message("why did we pick Stripe?", session="s1"), "/src/shop").notice
+>>> open_guarded("/src/shop", session="s1").notice
 "memory off: memsift's settings: .../config.toml: unknown settings ['stroe']; reminders are off"
 
 Once the settings read again, the next path closes the entry, and a session
@@ -22,9 +22,7 @@ from typing import NamedTuple
 from .errors import MemsiftError
 from ._health import Health
 from ._trust import not_yours, untrusted_files
-from .pipeline import recall, retain
 from .services import Services
-from .types import Exchange, Message, Recall, Retained
 
 SETTINGS = "memsift's settings"  # the health file's name for a configuration that does not load
 
@@ -35,24 +33,6 @@ class Opened(NamedTuple):
     services: Services | None
     why: str = ""
     notice: str | None = None
-
-
-def guarded_recall(message: Message, project_root: str | os.PathLike[str],
-                   environ: Mapping[str, str] | None = None) -> Recall:
-    """``recall`` with the services the settings name, or nothing added and a notice why not."""
-    services, why, notice = open_guarded(project_root, message.session, environ)
-    if services is None:
-        return Recall("", (), None, (), f"settings: {why}", notice)
-    return recall(message, services)
-
-
-def guarded_retain(exchange: Exchange, project_root: str | os.PathLike[str],
-                   environ: Mapping[str, str] | None = None) -> Retained:
-    """``retain`` with the services the settings name, or nothing kept and a notice why not."""
-    services, why, notice = open_guarded(project_root, exchange.session, environ)
-    if services is None:
-        return Retained(False, None, (), (), (), f"settings: {why}", notice)
-    return retain(exchange, services)
 
 
 def open_guarded(project_root: str | os.PathLike[str], session: str,

@@ -23,11 +23,14 @@ The same file says when memory is off for a reason of memsift's own (a
 settings file it cannot read, a stage that fails): ``broken`` opens such an
 entry, told the same way ("memory off: config.toml: unknown settings
 ['stroe']; reminders are off"), and ``succeeded`` closes it ("memory back
-on"). A file memsift found damaged and set aside is news to each session
-once, for a day (``damaged``). Service names never carry the credentials of
-a URL: ``public_name`` strips them.
+on"). A stage that failed in one session's call is that session's news alone
+(``broken(..., session=...)``): no other session hears of it. A file memsift
+found damaged and set aside is news to each session once, for a day
+(``damaged``). Service names never carry the credentials of a URL:
+``public_name`` strips them.
 
-Hook processes may write at the same moment; the last writer wins. Every
+Hook processes and threads take turns to change the file (a lock beside
+it); should the lock not be had (a home that cannot be written), every
 change is idempotent, so a lost write costs at most a repeated notice or
 one extra probe, never a wrong state for long.
 """
@@ -42,17 +45,19 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._files import read_regular, set_aside, write_atomically
+from ._files import locked, read_regular, set_aside, write_atomically
 
 FILE_NAME = "health.json"
 _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forgotten
 # One service's state. "since": when it last opened or closed; "retry_at": when
 # the next probe may go; "told": session -> [since, open] of what it last heard.
 # "kind": "down" for a service, "broken" for memsift's own trouble, "event" for news told once.
+# "session": the one session the entry is news to ('' for every session).
 _CLOSED: dict[str, Any] = {"open": False, "since": 0.0, "reason": "", "retry_at": 0.0, "told": {},
-                           "kind": "down"}
+                           "kind": "down", "session": ""}
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "open": bool, "since": (int, float), "reason": str, "retry_at": (int, float), "told": dict, "kind": str}
+    "open": bool, "since": (int, float), "reason": str, "retry_at": (int, float), "told": dict, "kind": str,
+    "session": str}
 _EVENT_NEWS_FOR = 24 * 3600.0  # a file set aside is news to the sessions of the day it happened
 _REASON_CHARS = 200
 
@@ -102,8 +107,9 @@ class Health:
         self._update(service, lambda s: {**s, "retry_at": now + self.cooldown})
         return True
 
-    def failed(self, service: str, reason: str, *, kind: str = "down") -> None:
-        """Open the breaker (or keep it open) and start a new cool-down."""
+    def failed(self, service: str, reason: str, *, kind: str = "down", session: str = "") -> None:
+        """Open the breaker (or keep it open) and start a new cool-down; news to ``session`` alone
+        when one is given."""
         now = self.clock()
         reason = one_line(reason)
 
@@ -111,13 +117,17 @@ class Health:
             unchanged = state["open"] and state["kind"] == kind and (kind == "down" or state["reason"] == reason)
             since = state["since"] if unchanged else now  # a new reason is news again
             return {**state, "open": True, "since": since, "reason": reason, "kind": kind,
-                    "retry_at": now + self.cooldown}
+                    "retry_at": now + self.cooldown, "session": session}
 
         self._update(service, open_)
 
-    def broken(self, what: str, reason: str) -> None:
-        """Memory is off because of *what* (a settings file, a stage of memsift's own)."""
-        self.failed(what, reason, kind="broken")
+    def broken(self, what: str, reason: str, *, session: str = "") -> str:
+        """Memory is off because of *what* (a settings file, a stage of memsift's own): for every
+        session, or with ``session`` for that one alone (a stage failed in one of its calls).
+        Returns the entry's name, which ``succeeded`` closes."""
+        name = for_session(what, session)
+        self.failed(name, reason, kind="broken", session=session)
+        return name
 
     def damaged(self, path: pathlib.Path, aside: pathlib.Path) -> None:
         """A file memsift owns was damaged, set aside as *aside* and started afresh: news once."""
@@ -139,9 +149,10 @@ class Health:
                 return line
         return None
 
-    def broken_names(self) -> set[str]:
-        """The names that ``broken`` opened and nothing closed yet."""
-        return {name for name, state in self._read().items() if state["open"] and state["kind"] == "broken"}
+    def broken_names(self, session: str = "") -> set[str]:
+        """The names that ``broken`` opened (for every session, or for ``session``) and nothing closed yet."""
+        return {name for name, state in self._read().items()
+                if state["open"] and state["kind"] == "broken" and state["session"] == session}
 
     def succeeded(self, service: str) -> None:
         """Close the breaker."""
@@ -154,7 +165,7 @@ class Health:
     def notice(self, service: str, session: str) -> str | None:
         """The line to show the agent about *service*, once per session and state."""
         state = self._read().get(service) if self.listening else None
-        if state is None:
+        if state is None or state["session"] not in ("", session):
             return None
         heard = state["told"].get(session)  # [since, open] of the last state told, or None
         if heard is not None and heard[0] == state["since"]:
@@ -166,6 +177,7 @@ class Health:
             return None  # it did not hear of a pause: a recovery is no news to it
         self._update(service, lambda s: {
             **s, "told": _remember(s["told"], session, [s["since"], s["open"]])})
+        service = service.removesuffix(for_session("", state["session"]))  # the session hearing it knows
         if event:
             return f"memory: {service} {state['reason']}"
         if state["kind"] == "unkept":  # exchanges cannot be written where memsift keeps them
@@ -200,9 +212,14 @@ class Health:
 
     def _update(self, service: str,
                 change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
-        services = self._read()
-        services[service] = change(services.get(service, _CLOSED))
-        self._write(services)
+        with contextlib.ExitStack() as turn:
+            # Threads sharing one set of services change it together: a lost write would lose a
+            # session its notice. A home that cannot be written gives no lock, and takes no write.
+            with contextlib.suppress(OSError):
+                turn.enter_context(locked(self.path))
+            services = self._read()
+            services[service] = change(services.get(service, _CLOSED))
+            self._write(_trimmed(services))
 
     def _write(self, services: dict[str, dict[str, Any]]) -> None:
         with contextlib.suppress(OSError):  # a home that cannot be written: the notice is said again (_spool.py)
@@ -249,6 +266,18 @@ def public_name(text: str) -> str:
     'Cognee at http://127.0.0.1:8011'
     """
     return _URL_USER.sub(r"\1", text) if "@" in text else text
+
+
+def for_session(what: str, session: str) -> str:
+    """The name of an entry about *what* for one session alone ('' : for every session)."""
+    return f"{what} in session {session}" if session else what
+
+
+def _trimmed(services: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The entries, less the oldest of those for one session past ``_REMEMBERED_SESSIONS``."""
+    own = sorted((state["since"], name) for name, state in services.items() if state["session"])
+    gone = {name for _, name in own[: max(0, len(own) - _REMEMBERED_SESSIONS)]}
+    return {name: state for name, state in services.items() if name not in gone} if gone else services
 
 
 def _remember(told: dict[str, list[Any]], session: str, heard: list[Any]) -> dict[str, list[Any]]:

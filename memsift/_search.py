@@ -28,7 +28,7 @@ from .notes import NotesFile, one_line
 from ._project import project_root
 from .services import Services, open_services
 from .stages import EndPath, Sift, call_service
-from ._text import content_words, stem
+from ._text import stems
 from .types import Item, Message
 
 SHOWN_CHARS = 600  # a passage from elsewhere can be long: the agent gets its start, and the pointer
@@ -104,10 +104,10 @@ def matching_notes(query: str, notes: list[Item]) -> list[Item]:
     >>> [n.source for n in matching_notes("lottie spm", notes)]
     ['notes.md:4']
     """
-    wanted = {stem(word) for word in content_words(query)}
+    wanted = stems(query)
     scored = []
     for position, note in enumerate(notes):
-        shared = len(wanted & {stem(word) for word in content_words(note.text)})
+        shared = len(wanted & stems(note.text))
         if shared:
             scored.append((shared, position, note))
     return [note for _, _, note in sorted(scored, key=lambda found: (-found[0], -found[1]))]

@@ -100,24 +100,12 @@ def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]
     if services is None:
         return {"ok": False, "why": why}
     refusal = _elsewhere(services, model_name)
-    if refusal:
-        _close(services)
-        return {"ok": False, "why": refusal}
-    try:
+    # What the services hold open (SQLite files, threads) is closed: the server goes on to the next hook.
+    with services:
+        if refusal:
+            return {"ok": False, "why": refusal}
         text, notice = answered(evolve(services, loaded_files=loaded), message, agent, root, environ)
-    finally:
-        _close(services)
     return {"ok": True, "text": text, "notice": notice}
-
-
-def _close(services: Services) -> None:
-    """Close what the services hold open (the store's, the outbox's and the vector cache's SQLite
-    connections): a hook's process ends with its message, the server's goes on to the next."""
-    cache = getattr(services.embedder, "cache", None)
-    for part in (services.store, services.outbox, cache):
-        close = getattr(part, "close", None)
-        if close is not None:
-            close()
 
 
 def _role(role: object) -> Literal["user", "assistant"]:

@@ -4,6 +4,8 @@
 ['why', 'did', 'we', 'pick', 'stripe', 'over', 'mollie']
 >>> content_words("Why did we pick Stripe over Mollie?")
 ['pick', 'stripe', 'mollie']
+>>> sorted(stems("the migrations retried"))
+['migr', 'retr']
 """
 
 from __future__ import annotations
@@ -64,3 +66,8 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: len(word) - len(suffix)]
     return word
+
+
+def stems(text: str) -> set[str]:
+    """The stems of a text's content words: what two texts are compared by (dedupe, novelty, search)."""
+    return {stem(w) for w in content_words(text)}

@@ -24,6 +24,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from .config import Config, load_config
+from .costs import metered
 from .notes import NotesFile, exchange_id
 from .pipeline import brief, recall, retain
 from .services import Services, SessionLog
@@ -161,19 +162,14 @@ class _WatchedDecider:
         self.remote = getattr(inner, "remote", True)
         self.asked = Usage()  # every question, embedded or remote, and what the remote ones cost
 
-    @property
-    def spent(self) -> Usage | None:  # a trace step's usage reads a remote decider's counter
-        return getattr(self.inner, "spent", None)
-
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
         self.witness.seen.append(json.dumps(state, default=str))
         self.witness.seen.extend(json.dumps(q.instructions, default=str) for q in questions.values())
-        before = self.spent or Usage()
-        try:
-            return self.inner.decide(state, questions)
-        finally:
-            cost = (self.spent or Usage()).since(before)
-            self.asked += Usage(len(questions), cost.tokens_in, cost.tokens_out, cost.usd)
+        with metered() as cost:  # what the inner decider charges goes to the path's meter too
+            try:
+                return self.inner.decide(state, questions)
+            finally:
+                self.asked += Usage(len(questions), cost.total.tokens_in, cost.total.tokens_out, cost.total.usd)
 
     def counts(self) -> dict[str, Any]:
         """The row's cost counts: questions, tokens sent and received, US dollars."""
@@ -518,7 +514,6 @@ def _total(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 ROW_KEYS = ("id", "messages", "added", "added_chars", "added_for_nothing", "no_need", "reminders_found",
             "reminders_expected", "items_added", "items_needed_added", "kind_accuracy", "wait_mean_s",
             "wait_p95_s", "secrets_leaked", "retain_precision", "retain_recall")
-LOOP_KEYS = ("loop", *LOOP_COUNTS, "notes_line_median", "notes_line_max")
 COST_KEYS = ("messages", "questions", "tokens_in", "tokens_out", "usd")  # beside the rows: FORMAT.md fixes those
 
 

@@ -101,7 +101,7 @@ class Config:
         return task_routes(self.decider_by_task or "").get(task, self.decider)
 
     def project_dir(self, root: str | os.PathLike[str]) -> Path:
-        """The folder holding one project's notes and embedded store."""
+        """The folder holding the notes and embedded store of the project at ``root``."""
         return project_folder(self.home, root)
 
 
@@ -110,7 +110,7 @@ _ENV = {f"MEMSIFT_{f.name.upper()}": f.name for f in fields(Config) if f.name !=
 
 
 def unknown_variables(environ: Mapping[str, str]) -> str:
-    """One line naming the ``MEMSIFT_*`` variables that are no setting (ignored), or ''.
+    """One line naming the ``MEMSIFT_*`` variables of ``environ`` that are no setting (ignored), or ''.
 
     >>> unknown_variables({"MEMSIFT_ANSWER_THRESHOLD": "0.9"})
     'MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored'
@@ -129,7 +129,12 @@ def unknown_variables(environ: Mapping[str, str]) -> str:
 
 
 def load_config(environ: Mapping[str, str] | None = None) -> Config:
-    """Defaults, then ``<home>/config.toml``, then ``MEMSIFT_*`` variables."""
+    """Defaults, then ``<home>/config.toml``, then the ``MEMSIFT_*`` variables of ``environ``
+    (``os.environ`` when None).
+
+    >>> load_config({"MEMSIFT_HOME": "/tmp/m", "MEMSIFT_DECIDER_DEADLINE": "1.5"}).decider_deadline
+    1.5
+    """
     environ = os.environ if environ is None else environ
     config = Config(home=default_home(environ))
     settings: dict[str, Any] = {}
@@ -171,7 +176,8 @@ def _backend_thresholds(config: Config, tables: Mapping[str, Mapping[str, Any]],
 
 
 def task_routes(text: str) -> dict[str, str]:
-    """``"answers=openai, keep=openai"`` as ``{"answers": "openai", "keep": "openai"}``."""
+    """The ``text`` of ``decider_by_task``, ``"answers=openai, keep=openai"``, as
+    ``{"answers": "openai", "keep": "openai"}``."""
     routes: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         task, sep, backend = (x.strip() for x in part.partition("="))
@@ -184,7 +190,8 @@ def task_routes(text: str) -> dict[str, str]:
 
 def setting_sources(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Where each setting's value comes from: ``default``, ``config.toml``, ``config.toml [backend]``
-    (a threshold from the table of the backend answering its task) or ``environment``.
+    (a threshold from the table of the backend answering its task) or ``environment`` (``environ``,
+    ``os.environ`` when None).
 
     >>> setting_sources({"MEMSIFT_HOME": "/tmp/m", "MEMSIFT_STORE": "cognee"})["store"]
     'environment'

@@ -13,7 +13,8 @@ class ServiceUnavailable(MemsiftError):
 
 
 class ServerError(ServiceUnavailable):
-    """The service answered, with a failure of its own (a 500, say): it is up, and failing.
+    """The service answered, with a failure of its own (a 500, say): it is up, and failing. The
+    ``message`` says so; ``status`` is the HTTP status it answered.
 
     >>> ServerError("Cognee at http://127.0.0.1:8000 answered 500: Internal server error", 500).status
     500

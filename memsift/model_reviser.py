@@ -64,7 +64,8 @@ class MalformedEdits(MemsiftError, ValueError):
 
 
 class Structured(Protocol):
-    """A backend that answers with a JSON object following a schema (both chat deciders do)."""
+    """A backend that answers with a JSON object following a schema (both chat deciders do):
+    ``structured(system, prompt, schema, *, name, deadline)`` returns the object and what it cost."""
 
     name: str
 
@@ -73,7 +74,8 @@ class Structured(Protocol):
 
 
 def edits_from(output: Any, lines: Sequence[str]) -> list[Edit]:
-    """The edits a model's answer names, checked against the lines it saw; ``MalformedEdits`` otherwise.
+    """The edits a model's answer (``output``) names, checked against the ``lines`` it saw;
+    ``MalformedEdits`` otherwise.
 
     >>> edits_from({"edits": [{"line": 2, "action": "remove", "text": ""}]}, ["a", "b"])
     [Edit(line=2, action='remove', text='', old='b')]
@@ -106,7 +108,12 @@ def _shown(value: Any) -> str:
 
 
 class ModelReviser:
-    """The ``Reviser`` seam on a chat model: numbered lines in, named edits out."""
+    """The ``Reviser`` seam on a chat model: numbered lines in, named edits out.
+
+    ``backend``: the model (a chat decider, ``Structured``); ``redactor``: what the notes pass
+    through before they leave the process (None: sent as they are); ``deadline``: seconds one
+    revision may take.
+    """
 
     def __init__(self, backend: Structured, *, redactor: Redactor | None = None, deadline: float = 30.0) -> None:
         self.backend = backend
@@ -144,7 +151,8 @@ class ModelReviser:
 
 def revise_when_due(config: Config, notebook: NotesFile, *, reviser: Callable[[], ModelReviser] | None = None,
                     clock: Callable[[], float] = time.time) -> list[Edit] | None:
-    """Run the model reviser over the lines added since its last run, if ``revise_interval`` has passed.
+    """Run the model reviser ``config`` names over the lines of ``notebook`` added since its last run,
+    if ``revise_interval`` has passed by ``clock``; ``reviser`` makes it (tests give their own).
 
     None when it is not due (or not configured); otherwise the edits applied.
     A failing backend or a malformed answer leaves the notes untouched and

@@ -49,7 +49,7 @@ def one_line(text: str) -> str:
 
 
 class NotesFile:
-    """A ``Notebook`` backed by one text file. Lines starting with ``#`` are headings."""
+    """A ``Notebook`` backed by one text file at ``path``. Lines starting with ``#`` are headings."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -278,7 +278,7 @@ def _size(path: Path) -> int:
 
 
 def place_edits(lines: Sequence[str], edits: Sequence[Edit]) -> dict[int, Edit]:
-    """Where each edit lands in ``lines``: ``{line number: the edit, renumbered}``.
+    """Where each of ``edits`` lands in ``lines``: ``{line number: the edit, renumbered}``.
 
     On its own line if that still reads ``old``; else on the one line that
     reads ``old``; else (gone, changed, or now ambiguous) nowhere. The first
@@ -306,7 +306,7 @@ def place_edits(lines: Sequence[str], edits: Sequence[Edit]) -> dict[int, Edit]:
 
 
 def apply_edits(lines: Sequence[str], edits: Sequence[Edit]) -> list[str]:
-    """Lines with the edits applied where they land (see ``place_edits``).
+    """The ``lines`` with the ``edits`` applied where they land (see ``place_edits``).
 
     >>> apply_edits(["a", "b", "c"], [Edit(2, "remove", old="b"), Edit(3, "replace", "C", old="c")])
     ['a', 'C']

@@ -4,15 +4,26 @@
 >>> result.text          # '' most of the time
 >>> result.stopped_by    # 'classify: reaction needs no memory', 'render: added 1 items', ...
 >>> for step in result.trace: print(step.stage, step.verdict, f"{step.elapsed * 1000:.2f} ms")
+>>> recall(message, services, deadline=0.5).stopped_by   # a harness's own deadline, in seconds
+'classify: past the 0.5 s deadline'
 
-Every stage runs within a budget (``stages.budget``): its own work and the
-deadlines of the services it calls. One that runs past it ends the path with
-nothing added.
+Each stage runs in a worker thread of the services, within its allowance: a
+second of its own work (thirty on retain), plus the deadline of each service
+call it makes. One that runs past it ends the path with nothing added ("over
+its budget"); so does one still running at the call's ``deadline`` ("past
+the 0.5 s deadline"), which no service is blamed for. Either way the stage is
+given up on, not waited for: it finishes alone in its thread, so a write it
+started (the notes, the outbox) is never left half done.
 
-Fail open: a stage that raises ends the path with nothing added and the error
-in the trace. A hook built on this never breaks the agent; and it is not
-off in silence: the failure is written to the health file, whose next news
-tells the agent in one line that memory is off, and again once it works.
+Fail open: a stage that raises ends the path with nothing added and the error,
+with where it was raised, in the trace. A hook built on this never breaks the
+agent; and it is not off in silence: the session whose call failed is told in
+one line that memory is off, and again once the stage works (no other session
+hears of it). A shared remote service that is down pauses memory for everyone
+instead, as its breaker says (``call_service``).
+
+Each call is charged what its own stages asked of a remote decider
+(``costs.charge``), whatever else runs on the same services at the same time.
 """
 
 from __future__ import annotations
@@ -23,58 +34,78 @@ from typing import TypeVar
 
 from attrs import evolve
 
-from ._budget import within
+from . import stages as _stages
+from ._budget import Allowance, Pending, PastDeadline, on_loop, until
+from .costs import Meter
 from .errors import DeadlineExceeded
 from .services import Services
-from .stages import (
-    BRIEF_STAGES, RECALL_STAGES, RETAIN_STAGES, Briefing, EndPath, Keep, Sift, Stage, budget, is_remote, stage_name,
-)
-from .stages.path import _Path
+from .stages import BRIEF_STAGES, RECALL_STAGES, RETAIN_STAGES, Briefing, EndPath, Keep, Sift, Stage, is_remote
+from .stages.path import State, _failure_entry, _failure_notice, _located, session_of, stage_name
 from .types import Brief, Exchange, Message, Recall, Retained, Step, Usage
 
-S = TypeVar("S", bound=_Path)
+S = TypeVar("S", bound=State)
 
 
-def run(stages: Sequence[Stage], services: Services, state: S) -> S:
-    """Apply the stages in order until one ends the path."""
-    steps = _steps(stages, services, state)
-    call: Call | S = next(steps)
-    while isinstance(call, tuple):
+def run(stages: Sequence[Stage], services: Services, state: S, *, deadline: float | None = None) -> S:
+    """Apply the ``stages`` in order to ``state`` (each called as ``stage(services, state)``) until one
+    ends the path; past ``deadline`` seconds (None: no deadline of the call's own), end it with what
+    the last stage done returned.
+
+    The runner of both paths, and of any path of stages over a state of one's own
+    (a subclass of ``stages.State`` with a ``session``):
+
+    >>> run([redact, classify], services, Sift(message=Message("thanks!")), deadline=1.0).stopped_by
+    'classify: reaction needs no memory'
+    """
+    steps = _steps(stages, services, state, deadline)
+    call: _Call | S = next(steps)
+    while isinstance(call, _Call):
         try:
-            # In a thread of its own, so that no stage, whatever it reads, holds the path past its budget.
-            outcome: object = within(*call)
+            outcome: object = call.start().result(call.allowance.ends, call.late)
         except Exception as exc:
             outcome = exc
         call = _step_or_end(steps, outcome)
     return call
 
 
-async def arun(stages: Sequence[Stage], services: Services, state: S) -> S:
-    """``run`` for an event loop: each stage in a worker thread, the loop never blocked.
+async def arun(stages: Sequence[Stage], services: Services, state: S, *, deadline: float | None = None) -> S:
+    """``run`` for an event loop, with the same ``stages``, ``services``, ``state`` and ``deadline``:
+    each stage in a worker thread, the loop never blocked.
 
     One runner decides for both, so the same stages give the same state.
     Cancelling the task ends the path at once: the stage running then finishes
     in its thread, and no later stage starts.
     """
-    from ._budget import awithin, on_loop
-
     with on_loop():
-        steps = _steps(stages, services, state)
-        call: Call | S = next(steps)
-        while isinstance(call, tuple):
+        steps = _steps(stages, services, state, deadline)
+        call: _Call | S = next(steps)
+        while isinstance(call, _Call):
             try:
-                outcome: object = await awithin(*call)
+                outcome: object = await call.start().aresult(call.allowance.ends, call.late)
             except Exception as exc:
                 outcome = exc
             call = _step_or_end(steps, outcome)
     return call
 
 
-Call = tuple[float, Stage, Services, _Path]
-"""What the runner asks its driver to do: a stage to call, its budget, and its arguments."""
+class _Call:
+    """One stage to run: in a worker of the services, within its allowance, its costs on its own meter."""
+
+    def __init__(self, stage: Stage, name: str, services: Services, state: State, allowance: Allowance) -> None:
+        self.stage, self.name, self.services, self.state = stage, name, services, state
+        self.allowance = allowance
+        self.meter = Meter()
+        self.late = "over its budget"
+
+    def start(self) -> Pending[object]:
+        return self.services._workers.start(self._run, key=f"the {self.name} stage")
+
+    def _run(self) -> object:
+        with self.allowance.current(), self.meter.current():  # in the worker: what the stage calls finds them
+            return self.stage(self.services, self.state)
 
 
-def _step_or_end(steps: Generator[Call, object, S], outcome: object) -> Call | S:
+def _step_or_end(steps: Generator[_Call, object, S], outcome: object) -> _Call | S:
     """The next stage to call, given how the last one ended (a state, or what it raised); or the
     path's final state."""
     try:
@@ -84,63 +115,76 @@ def _step_or_end(steps: Generator[Call, object, S], outcome: object) -> Call | S
         return final
 
 
-def _steps(stages: Sequence[Stage], services: Services, state: S) -> Generator[Call, object, S]:
-    """The path, without the calls: yields each stage to call (with its budget) and is sent what
-    it returned or thrown what it raised, so the sync and the async paths decide alike."""
-    health = services.health
-    broken = health.broken_names() if health is not None else set()  # one read: usually none
+def _steps(stages: Sequence[Stage], services: Services, state: S,
+           deadline: float | None) -> Generator[_Call, object, S]:
+    """The path, without the calls: yields each stage to call and is sent what it returned or
+    thrown what it raised, so the sync and the async paths decide alike."""
+    if services._workers.closed:
+        raise RuntimeError("these services are closed: open new ones")
+    ends = until(deadline)
+    health, session = services.health, session_of(state)
+    broken = health.broken_names(session) if health is not None and session else set()  # usually none
+    own = _stages.RETAIN_WORK if isinstance(state, Keep) else _stages.LOCAL_WORK
     for stage in stages:
         t0 = time.perf_counter()
         name = getattr(stage, "__name__", type(stage).__name__)
-        before, steps = _spent(services), len(state.trace)
+        if time.monotonic() >= ends:
+            return _past(state, name, t0, deadline)
+        call = _Call(stage, name, services, state, Allowance(own, ends))
+        steps = len(state.trace)
         try:
-            state = yield (budget(stage, services.config, state), stage, services, state)  # type: ignore[assignment]
+            state = yield call  # type: ignore[assignment]
         except EndPath as end:
-            return _charged(end.state, services, before, steps)  # type: ignore[return-value]
-        except DeadlineExceeded as late:  # slow is not broken: nothing added this time, no notice
-            return state.log(name, "late", t0, why=str(late)).end(name, "over its budget")
-        except Exception as exc:  # fail open: nothing added, the trace says why
-            why = f"{type(exc).__name__}: {exc}"
-            if health is not None:
-                health.broken(stage_name(name), why)
-            failed = state.log(name, "error", t0, why=why)
-            return _charged(failed.end(name, f"failed: {type(exc).__name__}"), services, before, steps)
-        state = _charged(state, services, before, steps)
-        if health is not None and stage_name(name) in broken:
-            health.succeeded(stage_name(name))
+            return _charged(end.state, call.meter.total, steps)  # type: ignore[return-value]
+        except (DeadlineExceeded, PastDeadline) as late:  # slow is not broken: nothing added this time, no notice
+            if call.allowance.past_deadline():
+                return _charged(_past(state, name, t0, deadline), call.meter.total, steps)
+            return _charged(state.log(name, "late", t0, why=str(late)).end(name, "over its budget"),
+                            call.meter.total, steps)
+        except Exception as exc:  # fail open: nothing added, the trace says where and why
+            failed = state.log(name, "error", t0, why=_located(exc)).end(name, f"failed: {type(exc).__name__}")
+            notice = _failure_notice(services, state, stage_name(name), f"{type(exc).__name__}: {exc}")
+            return _charged(evolve(failed, notice=notice), call.meter.total, steps)
+        state = _charged(state, call.meter.total, steps)
+        if health is not None and _failure_entry(state, name) in broken:
+            health.succeeded(_failure_entry(state, name))
         if state.stopped_by:
             return state
     return state
 
 
-def _spent(services: Services) -> Usage | None:
-    """What the decider has spent so far, if it counts (the remote ones do)."""
-    return getattr(services.decider, "spent", None)
+def _past(state: S, name: str, since: float, deadline: float | None) -> S:
+    """The state as it was before ``name``, ended: the call's own deadline passed."""
+    why = f"past the {deadline:g} s deadline"
+    return state.log(name, "late", since, why=f"the call's {deadline:g} s deadline passed").end(name, why)
 
 
-def _charged(state: S, services: Services, before: Usage | None, steps: int) -> S:
+def _charged(state: S, usage: Usage, steps: int) -> S:
     """The state with what its stage spent on the decider put on the last step the stage logged."""
-    after = _spent(services)
-    if before is None or after is None or len(state.trace) <= steps:
-        return state
-    usage = after.since(before)
-    if not (usage.questions or usage.tokens_in or usage.tokens_out):
+    if len(state.trace) <= steps or not (usage.questions or usage.tokens_in or usage.tokens_out):
         return state
     *rest, last = state.trace
     return evolve(state, trace=(*rest, evolve(last, usage=usage)))
 
 
-def recall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES) -> Recall:
-    """What memory adds to this message, and the trace of why."""
-    return _recalled(run(stages, services, Sift(message=message)), services)
+def recall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES, *,
+           deadline: float | None = None) -> Recall:
+    """What memory adds to ``message``, and the trace of why: ``stages`` run in order on ``services``;
+    nothing is added past ``deadline`` seconds (None: the stages' own budgets alone).
 
-
-async def arecall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES) -> Recall:
-    """``recall`` for an event loop: the same result and trace, the loop never blocked.
-
-    >>> result = await arecall(Message("why did we pick Stripe?"), services)
+    >>> recall(Message("why did we pick Stripe?", session="s1"), services, deadline=2.0).text
     """
-    return _recalled(await arun(stages, services, Sift(message=message)), services)
+    return _recalled(run(stages, services, Sift(message=message), deadline=deadline), services)
+
+
+async def arecall(message: Message, services: Services, stages: Sequence[Stage] = RECALL_STAGES, *,
+                  deadline: float | None = None) -> Recall:
+    """``recall`` for an event loop: the same ``message``, ``services``, ``stages`` and ``deadline``,
+    the same result and trace, the loop never blocked.
+
+    >>> result = await arecall(Message("why did we pick Stripe?"), services, deadline=1.0)
+    """
+    return _recalled(await arun(stages, services, Sift(message=message), deadline=deadline), services)
 
 
 def _recalled(state: Sift, services: Services) -> Recall:
@@ -167,26 +211,30 @@ def health_news(services: Services, session: str) -> str | None:
 
 
 def brief(services: Services, *, session: str = "", focus: str = "", budget: int | None = None,
-          stages: Sequence[Stage] = BRIEF_STAGES) -> Brief:
-    """The session brief: a few facts of the project's memory, chosen for a session as it starts
-    (or resumes, or is compacted), within ``budget`` characters (``brief_chars`` by default; 0: none).
+          stages: Sequence[Stage] = BRIEF_STAGES, deadline: float | None = None) -> Brief:
+    """The session brief: a few facts of the project's memory (the notes of ``services``), chosen for
+    ``session`` as it starts (or resumes, or is compacted), within ``budget`` characters
+    (``brief_chars`` by default; 0: none), by ``stages`` run in order; nothing is given past
+    ``deadline`` seconds.
 
     ``focus`` names what is in play (the branch, the files being changed): facts that touch it are
     preferred. What it shows is given to the session: recall does not show it again.
 
     >>> result = brief(services, session="s1", focus="feature/photo-upload")
     >>> print(result.text)           # '' when memory holds nothing worth the budget
-    >>> result.trace[-2].why         # what was left out for the budget, and why
+    >>> result.trace[-3].why         # choose: what was left out for the budget, and why
     """
     state = _briefing(services, session, focus, budget)
-    return _briefed(state if state.stopped_by else run(stages, services, state), services)
+    return _briefed(state if state.stopped_by else run(stages, services, state, deadline=deadline), services)
 
 
 async def abrief(services: Services, *, session: str = "", focus: str = "", budget: int | None = None,
-                 stages: Sequence[Stage] = BRIEF_STAGES) -> Brief:
-    """``brief`` for an event loop: the same result and trace, the loop never blocked."""
+                 stages: Sequence[Stage] = BRIEF_STAGES, deadline: float | None = None) -> Brief:
+    """``brief`` for an event loop: the same ``services``, ``session``, ``focus``, ``budget``, ``stages``
+    and ``deadline``, the same result and trace, the loop never blocked."""
     state = _briefing(services, session, focus, budget)
-    return _briefed(state if state.stopped_by else await arun(stages, services, state), services)
+    return _briefed(state if state.stopped_by else await arun(stages, services, state, deadline=deadline),
+                    services)
 
 
 def _briefing(services: Services, session: str, focus: str, budget: int | None) -> Briefing:
@@ -198,22 +246,32 @@ def _briefing(services: Services, session: str, focus: str, budget: int | None) 
 def _briefed(state: Briefing, services: Services) -> Brief:
     if not state.stopped_by:
         state = state.end("pipeline", "ran out of stages")
-    items = state.chosen if state.text else ()
-    return Brief(state.text, items, state.trace, state.stopped_by, state.notice)
+    items = state.chosen if state.text else ()  # past its deadline, a brief not rendered gives nothing
+    _record_costs(services, state.session, state.trace)
+    notice = state.notice or health_news(services, state.session)
+    return Brief(state.text, items, state.trace, state.stopped_by, notice)
 
 
-def retain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:
-    """Keep what would save redoing work: append it to the notes, revise them, sync the store."""
-    return _retained(run(stages, services, Keep(exchange=exchange)), services)
+def retain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES, *,
+           deadline: float | None = None) -> Retained:
+    """Keep what of ``exchange`` would save redoing work: ``stages`` append it to the notes of
+    ``services``, revise them, sync the store.
+
+    Past ``deadline`` seconds it returns what is safe: before the line is written, nothing kept;
+    after, the store's item waits in the outbox, sent by the next retain (or ``flush``).
+    """
+    return _retained(run(stages, services, Keep(exchange=exchange), deadline=deadline), services)
 
 
-async def aretain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES) -> Retained:
-    """``retain`` for an event loop: the same result and trace, the loop never blocked.
+async def aretain(exchange: Exchange, services: Services, stages: Sequence[Stage] = RETAIN_STAGES, *,
+                  deadline: float | None = None) -> Retained:
+    """``retain`` for an event loop: the same ``exchange``, ``services``, ``stages`` and ``deadline``,
+    the same result and trace, the loop never blocked.
 
     Cancelled, it stops before the next stage: a stage that writes (the notes,
     the outbox) finishes its write first, so nothing is left half-written.
     """
-    return _retained(await arun(stages, services, Keep(exchange=exchange)), services)
+    return _retained(await arun(stages, services, Keep(exchange=exchange), deadline=deadline), services)
 
 
 def _retained(state: Keep, services: Services) -> Retained:

@@ -674,7 +674,7 @@ RULES: tuple[Rule, ...] = (
 class PatternRedactor:
     """Replace credentials with `[REDACTED:<kind>]` placeholders, nothing else.
 
-    Extra patterns map a kind to a regular expression (compiled with
+    ``extra`` patterns map a kind to a regular expression (compiled with
     `re.ASCII`, as the built-in ones); a group named `secret`, when present,
     is the part replaced. They run on every text, after the built-in rules.
 
@@ -715,7 +715,7 @@ _default = PatternRedactor()
 
 
 def redact(text: str) -> str:
-    """Redact credentials with the built-in rules.
+    """``text`` with its credentials redacted by the built-in rules.
 
     >>> redact("curl -H 'Authorization: Bearer 3kT9vQ2xLm8ZpR4wN7cB1yF6'")
     "curl -H 'Authorization: Bearer [REDACTED:bearer-token]'"

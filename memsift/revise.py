@@ -15,16 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .notes import one_line
-from ._text import content_words, stem
+from ._text import stems
 from .types import Edit
 
 
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(text)}
-
-
 class DuplicateReviser:
-    """Removes older lines that a newly added line repeats (most of its words).
+    """Removes older lines that a newly added line repeats (``overlap``: the share of the older line's
+    words it holds, 0.8 by default).
 
     An added line is found by its text, and only the lines above it are older:
     another process may have appended after it, and a line appended later is
@@ -39,13 +36,13 @@ class DuplicateReviser:
         new = added_at(lines, added)
         if not new:
             return []
-        stems = {number: _stems(lines[number - 1]) for number in new}
+        added_stems = {number: stems(lines[number - 1]) for number in new}
         edits: list[Edit] = []
         for number, line in enumerate(lines[: max(new) - 1], start=1):
             if number in new or not line.strip() or line.lstrip().startswith("#"):
                 continue
-            old = _stems(line)
-            if old and any(at > number and len(old & stems[at]) / len(old) >= self.overlap for at in new):
+            old = stems(line)
+            if old and any(at > number and len(old & added_stems[at]) / len(old) >= self.overlap for at in new):
                 edits.append(Edit(number, "remove", old=line))
         return edits
 

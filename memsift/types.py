@@ -10,6 +10,7 @@ whatever sits behind it.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -44,7 +45,8 @@ KEEP_CATEGORIES = frozenset({Category.DECISION, Category.CONSTRAINT, Category.IN
 
 @frozen
 class Turn:
-    """One turn of the conversation: ``Turn("user", "ship it")``."""
+    """One turn of the conversation, its ``role`` (``"user"`` or ``"assistant"``) and ``text``:
+    ``Turn("user", "ship it")``."""
 
     role: Literal["user", "assistant"]
     text: str
@@ -57,7 +59,11 @@ def _turns(turns: Iterable[Turn]) -> tuple[Turn, ...]:
 
 @frozen
 class Message:
-    """A user message and the recent conversation before it (oldest first)."""
+    """A user message: its ``text``, the ``conversation`` before it (turns, oldest first) and the
+    ``session`` it belongs to ('' for none: nothing is remembered per session).
+
+    >>> Message("why did we pick Stripe?", (Turn("user", "payments next"),), session="s1")
+    """
 
     text: str
     conversation: tuple[Turn, ...] = field(default=(), converter=_turns)
@@ -66,7 +72,8 @@ class Message:
 
 @frozen
 class Exchange:
-    """One user message and the agent's answer: what retain decides on."""
+    """One ``user`` message and the agent's answer (``assistant``), in a ``session``: what retain
+    decides on. ``Exchange("the worker OOMs nightly", "capped the heap at 1.5 GB", "s1")``"""
 
     user: str
     assistant: str
@@ -77,8 +84,10 @@ class Exchange:
 class Item:
     """A memory item: a line of the notes or a passage of the store.
 
-    ``source`` points a reader to where it came from (``notes.md:12``,
-    ``cognee:memsift``); ``score`` is the retrieval score, when there is one.
+    ``id`` names it once for all (a note's, or ``ex-…`` for an exchange memsift kept); ``origin``
+    says whether it is a ``"note"`` or a store's ``"passage"``; ``source`` points a reader to where
+    it came from (``notes.md:12``, ``cognee:memsift``); ``score`` is the retrieval score, when
+    there is one (the judged probability once judged).
     An item memsift kept itself has its fact line as ``text`` (what is judged
     and shown) and the whole exchange it was distilled from as ``exchange``
     (``memsift show <id>`` prints it); '' for any other item.
@@ -100,7 +109,8 @@ class Noul:
 
     ``task`` names what memsift asks (``"answers"``, ``"worth"``...), so an
     embedded model can dispatch on it; ``instructions`` is what a hosted model
-    reads.
+    reads; ``criteria`` (``{"true": ..., "false": ...}``) says when each answer holds.
+    ``type`` tells the question types apart on the wire.
     """
 
     task: str
@@ -111,7 +121,8 @@ class Noul:
 
 @frozen
 class Choice:
-    """Pick one option; answered with a choice, probabilities and confidence."""
+    """Pick one of ``options`` (option -> what it means, or None); answered with a choice,
+    probabilities and confidence. ``task``, ``instructions`` and ``type`` as for ``Noul``."""
 
     task: str
     instructions: str | Mapping[str, Any]
@@ -125,7 +136,8 @@ def _levels(levels: Iterable[str]) -> tuple[str, ...]:
 
 @frozen
 class Score:
-    """Place the state on ordered levels (2 to 10); answered with a level score."""
+    """Place the state on ordered ``levels`` (2 to 10, lowest first); answered with a level score.
+    ``task``, ``instructions`` and ``type`` as for ``Noul``."""
 
     task: str
     instructions: str | Mapping[str, Any]
@@ -138,12 +150,17 @@ Question = Noul | Choice | Score
 
 @frozen
 class NoulAnswer:
-    noul: float  # probability of yes
+    """A ``Noul``'s answer: ``noul``, the probability of yes (``type`` tells answers apart on the wire)."""
+
+    noul: float
     type: Literal["noul"] = "noul"
 
 
 @frozen
 class ChoiceAnswer:
+    """A ``Choice``'s answer: the ``choice`` made, the ``probabilities`` of every option (summing to 1)
+    and the ``confidence`` in the choice (``type`` as for ``NoulAnswer``)."""
+
     choice: str
     probabilities: Mapping[str, float]
     confidence: float
@@ -152,13 +169,34 @@ class ChoiceAnswer:
 
 @frozen
 class ScoreAnswer:
-    score: float  # probability-weighted level index
+    """A ``Score``'s answer: ``score``, the probability-weighted level index; the ``probabilities`` of
+    every level; the ``confidence`` in the likeliest (``type`` as for ``NoulAnswer``)."""
+
+    score: float
     probabilities: Mapping[str, float]
     confidence: float
     type: Literal["score"] = "score"
 
 
 Answer = NoulAnswer | ChoiceAnswer | ScoreAnswer
+
+
+def probability(value: object, what: str = "the probability") -> float:
+    """``value`` as a probability, checked where an answer enters (a remote service's, a decider's
+    under test): a finite number in [0, 1], never a bool; TypeError or ValueError says why not,
+    naming it ``what``.
+
+    >>> probability(0.93)
+    0.93
+    >>> probability(1.5, "noul")
+    Traceback (most recent call last):
+    ValueError: noul is 1.5, not a probability
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"{what} is {value!r}, not a number")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{what} is {value}, not a probability")
+    return float(value)
 
 
 # -- what a path returns ----------------------------------------------------
@@ -194,8 +232,10 @@ class Usage:
 
 @frozen
 class Step:
-    """One line of a trace: which stage ran, what it decided, how long it took,
-    and what a remote decider's answers cost (``usage``, None when nothing was spent)."""
+    """One line of a trace: which ``stage`` ran, its ``verdict`` (what it decided), how long it took
+    (``elapsed``, seconds), the ``score`` it decided on if any, ``why`` (the reason, an error and
+    where it was raised), and what a remote decider's answers cost (``usage``, None when nothing
+    was spent)."""
 
     stage: str
     verdict: str
@@ -209,9 +249,10 @@ class Step:
 class Edit:
     """A reviser's edit: replace or remove ONE line of the notes, named by its number AND its text.
 
-    ``line`` is 1-based and ``old`` is the exact text of that line in the snapshot the
-    edit was computed on, so the edit still finds its line after other lines moved,
-    and is dropped, never applied to a neighbour, when that line changed:
+    ``line`` is 1-based, ``action`` is ``"replace"`` (by ``text``) or ``"remove"``, and ``old`` is
+    the exact text of that line in the snapshot the edit was computed on, so the edit still finds
+    its line after other lines moved, and is dropped, never applied to a neighbour, when that line
+    changed:
 
     >>> Edit(3, "replace", "Node 20 on the VPS", old="Node 18 on the VPS")
     """
@@ -226,9 +267,11 @@ class Edit:
 class Recall:
     """What the recall path adds to one message (usually nothing).
 
-    ``text`` is the rendered addition ('' for nothing), ``notice`` a one-line
-    note for the agent when memory is paused, ``trace`` every step taken and
-    ``stopped_by`` the stage that ended the path and why.
+    ``text`` is the rendered addition ('' for nothing), ``items`` the memory
+    items it holds, ``kind`` the message's kind (None when not classified),
+    ``notice`` a one-line note for the user when memory is paused or off,
+    ``trace`` every step taken and ``stopped_by`` the stage that ended the path
+    and why.
     """
 
     text: str
@@ -246,7 +289,7 @@ class Brief:
     ``text`` is the rendered brief ('' when memory holds nothing worth its budget), ``items`` the
     facts it shows, in the order it shows them (the notes'), ``trace`` every step taken (what was
     left out for the budget, what was deduplicated, and why), ``stopped_by`` the stage that ended
-    the path and why.
+    the path and why, ``notice`` a one-line note for the agent when memory is paused or off.
     """
 
     text: str
@@ -258,7 +301,9 @@ class Brief:
 
 @frozen
 class Retained:
-    """What the retain path did with one exchange."""
+    """What the retain path did with one exchange: ``keep`` and ``category`` (why it was kept or
+    dropped), the ``lines`` written to the notes, the ``edits`` applied to them, the ``trace``,
+    ``stopped_by`` (the stage that ended the path and why, or "done") and a ``notice``."""
 
     keep: bool
     category: Category | None
@@ -274,6 +319,10 @@ class Retained:
 @runtime_checkable
 class Decider(Protocol):
     """Answers typed questions about a state, never with free text.
+
+    ``decide(state, questions)``: ``state`` is what the stages show (the redacted message and
+    recent turns, or the exchange); ``questions`` maps an id to a question; the answer maps the
+    same ids to answers of each question's type.
 
     >>> decider.decide({"message": "why Stripe?"}, {"k": Choice("kind", "...", {...})})
     {"k": ChoiceAnswer(choice="past_choice", probabilities={...}, confidence=0.93)}
@@ -294,6 +343,8 @@ class Decider(Protocol):
 class Store(Protocol):
     """The long-term store of passages.
 
+    ``search(query, *, limit, timeout)`` returns at most ``limit`` items, best
+    first, within ``timeout`` seconds; ``add(items, *, timeout)`` keeps them.
     ``search`` raises ``memsift.errors.ServiceUnavailable`` when the service is
     down and ``ConfigurationError`` when it refuses us; ``add`` is idempotent
     per item id, so a retried write never duplicates an entry. A store that
@@ -323,7 +374,11 @@ class ConfirmingStore(Store, Protocol):
 
 @runtime_checkable
 class Notebook(Protocol):
-    """The project's local notes: one fact per line."""
+    """The project's local notes: one fact per line.
+
+    ``lines()`` every line; ``items()`` the notes as items, their source ending in the line
+    number; ``append(lines)`` adds lines at the end, once each; ``apply(edits)`` applies edits.
+    """
 
     def lines(self) -> list[str]: ...
 
@@ -364,7 +419,7 @@ class Embedder(Protocol):
     >>> embedder.embed(["why Stripe?", "Payments: Stripe over Mollie"]).shape
     (2, 384)
 
-    ``embed`` returns None when the model cannot answer right now (a warm
+    ``embed(texts)`` returns one vector a text, or None when the model cannot answer right now (a warm
     process still starting): that message is judged lexically. Vectors of two
     embedders compare only when their ``name`` is the same.
     """

@@ -2,18 +2,26 @@
 
 Recall on UserPromptSubmit (what memory adds reaches the model as
 ``additionalContext``), retain on Stop, awaited or in the background as the
-harness chooses::
+harness chooses, on the services the harness opened::
 
     from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+    from memsift import load_config, open_services
     from memsift_adapters.claude_agent_sdk import MemsiftHooks
 
-    memory = MemsiftHooks()                      # retain="background" (the default) or "awaited"
-    options = ClaudeAgentOptions(hooks=memory.matchers(), cwd="/src/shop")
-    async with ClaudeSDKClient(options) as client:
-        await client.query("why did we pick Stripe over Mollie?")
-        async for message in client.receive_response():
-            ...
-    await memory.settled()                       # background retains finish before the harness exits
+    async with open_services(load_config(), project_root="/src/shop") as services:
+        memory = MemsiftHooks(services, deadline=2.0)   # background=False keeps each exchange before the turn ends
+        options = ClaudeAgentOptions(hooks=memory.matchers(), cwd="/src/shop")
+        async with ClaudeSDKClient(options) as client:
+            await client.query("why did we pick Stripe over Mollie?")
+            async for message in client.receive_response():
+                ...
+        await memory.settled()                   # background retains finish before the services close
+
+Each callback runs a path on those services, and opens nothing of its own:
+``recall`` and ``retain`` are memsift's (``arecall``, ``aretain``) unless the
+harness passes its own, a pipeline of its stages say
+(``functools.partial(arecall, stages=notes_only)``); each is called as
+``recall(message, services, deadline=...)``.
 
 The SDK runs Claude Code, which writes the session's transcript as it
 always does: the recent turns and the exchange to keep are read from it, as
@@ -25,24 +33,57 @@ raises into the SDK; what went wrong reaches the user as one ``systemMessage``.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from attrs import evolve
+
+from memsift.pipeline import arecall, aretain
 
 from .agent import Agent
 from .claude_code import loaded_files, read_turn
-from .hook import _decided, _services, finished_exchange, hook_output, recall_message
+from .hook import _decided, finished_exchange, hook_output, recall_message
 
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher
+
+    from memsift.services import Services
+    from memsift.types import Exchange, Message, Recall, Retained
 
 AGENT = Agent("claude-agent-sdk", read_turn, loaded_files)
 Output = dict[str, Any]
 
 
-class MemsiftHooks:
-    """The two hooks, and the retains still running in the background."""
+class Recaller(Protocol):
+    """What recalls a message: ``memsift.arecall``, or the same over stages of one's own."""
 
-    def __init__(self, *, retain: Literal["background", "awaited"] = "background") -> None:
-        self.retain = retain
+    def __call__(self, message: Message, services: Services, *, deadline: float | None = None) -> Awaitable[Recall]:
+        ...
+
+
+class Retainer(Protocol):
+    """What retains an exchange: ``memsift.aretain``, or the same over stages of one's own."""
+
+    def __call__(self, exchange: Exchange, services: Services, *,
+                 deadline: float | None = None) -> Awaitable[Retained]: ...
+
+
+class MemsiftHooks:
+    """The hooks, on the services the harness opened, and the retains still running in the background.
+
+    ``services``: what every path runs on (``open_services(config, project_root=...)``), the
+    harness's to close. ``recall``, ``retain``: the paths (memsift's by default). ``background``:
+    retain in a task of its own (True) or before the turn ends (False). ``deadline``: seconds each
+    path may take (None: only the stages' own budgets); past it, nothing is added, and what a
+    retain wrote stays written (its store item waits in the outbox).
+    """
+
+    def __init__(self, services: Services, *, recall: Recaller = arecall, retain: Retainer = aretain,
+                 background: bool = True, deadline: float | None = None) -> None:
+        self.services = services
+        self.recall, self.retain = recall, retain
+        self.background = background
+        self.deadline = deadline
         self._running: set[asyncio.Task[None]] = set()
         # The prompt each session's UserPromptSubmit saw: a new session's first prompt may not be in
         # its transcript yet when Stop comes.
@@ -52,14 +93,14 @@ class MemsiftHooks:
         """``ClaudeAgentOptions(hooks=...)``: recall on UserPromptSubmit, retain on Stop."""
         from claude_agent_sdk import HookMatcher
 
-        return {"UserPromptSubmit": [HookMatcher(hooks=[self.on_prompt])],  # type: ignore[list-item]
-                "Stop": [HookMatcher(hooks=[self.on_stop])]}  # type: ignore[list-item]
+        callbacks = {"UserPromptSubmit": self.on_prompt, "Stop": self.on_stop}
+        return {event: [HookMatcher(hooks=[callback])] for event, callback in callbacks.items()}  # type: ignore[list-item]
 
     async def on_prompt(self, payload: dict[str, Any], tool_use_id: str | None, context: Any) -> Output:
         """What memory adds to the prompt, as the SDK's hook output; ``{}`` when nothing."""
         self._prompts[payload.get("session_id")] = payload.get("prompt", "")
         try:
-            return await _recalled(payload)
+            return await self._recalled(payload)
         except Exception as exc:  # fail open: the session goes on, the user hears why once
             return {"systemMessage": f"memsift: recall failed: {type(exc).__name__}: {exc}"}
 
@@ -71,8 +112,8 @@ class MemsiftHooks:
             return {"systemMessage": f"memsift: nothing retained: {exc}"}
         if exchange is None:
             return {}
-        work = _retained(payload, exchange)
-        if self.retain == "awaited":
+        work = self._retained(payload, exchange)
+        if not self.background:
             try:
                 await work
             except Exception as exc:
@@ -84,26 +125,26 @@ class MemsiftHooks:
         return {}
 
     async def settled(self) -> None:
-        """Wait for the retains running in the background (the harness calls this before it exits)."""
+        """Wait for the retains running in the background (the harness calls this before it closes
+        the services or exits)."""
         while self._running:
             await asyncio.gather(*self._running, return_exceptions=True)
 
+    async def _recalled(self, payload: dict[str, Any]) -> Output:
+        from memsift.hooks import surely_quiet
 
-async def _recalled(payload: dict[str, Any]) -> Output:
-    from memsift._quiet import surely_quiet
-    from memsift.pipeline import arecall
+        if surely_quiet(payload["prompt"]):  # before the transcript is read, as the command-line hook does
+            return {}
+        result = await self.recall(recall_message(AGENT, payload), self._for(payload), deadline=self.deadline)
+        _decided(AGENT, "UserPromptSubmit", payload, result)
+        return hook_output("UserPromptSubmit", result.text, result.notice)
 
-    if surely_quiet(payload["prompt"]):  # before the transcript is read, as the command-line hook does
-        return {}
-    message = recall_message(AGENT, payload)
-    services = await asyncio.to_thread(_services, AGENT, payload, with_loaded_files=True)
-    result = await arecall(message, services)
-    _decided(AGENT, "UserPromptSubmit", payload, result)
-    return hook_output("UserPromptSubmit", result.text, result.notice)
+    async def _retained(self, payload: dict[str, Any], exchange: Exchange) -> None:
+        _decided(AGENT, "Stop", payload, await self.retain(exchange, self.services, deadline=self.deadline))
 
+    def _for(self, payload: dict[str, Any]) -> Services:
+        """The services, with the files Claude Code loads itself for this session's folder (paths only:
+        they are read if recall is about to add something)."""
+        from memsift.hooks import project_root
 
-async def _retained(payload: dict[str, Any], exchange: Any) -> None:
-    from memsift.pipeline import aretain
-
-    services = await asyncio.to_thread(_services, AGENT, payload)
-    _decided(AGENT, "Stop", payload, await aretain(exchange, services))
+        return evolve(self.services, loaded_files=AGENT.loaded_files(payload, project_root(payload["cwd"])))

@@ -73,7 +73,7 @@ def main(args: Sequence[str]) -> int:
 
 def prompt(agent: Agent, payload: Payload) -> None:
     """UserPromptSubmit: print what memory adds to the prompt, or nothing."""
-    from memsift._quiet import surely_quiet
+    from memsift.hooks import surely_quiet
 
     text = _required(payload, "prompt")
     _required(payload, "cwd")
@@ -86,8 +86,7 @@ def prompt(agent: Agent, payload: Payload) -> None:
         return  # the warm model server recalled it: nothing of the pipeline is imported here
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
-    from memsift._project import project_root
-    from memsift._served import answered
+    from memsift.hooks import answered, project_root
 
     message = recall_message(agent, payload)
     try:
@@ -104,9 +103,9 @@ def prompt(agent: Agent, payload: Payload) -> None:
 def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
     """True once the warm model server took this message (``memsift._served``) and what it added
     is said; False when none runs or it declined, and the hook recalls in process."""
-    from memsift._home import default_home
-    from memsift._project import project_root
-    from memsift._served import MAX_MESSAGE_CHARS, NotHeard, listening, request_for, served_recall
+    from memsift.hooks import (
+        MAX_MESSAGE_CHARS, NotHeard, default_home, listening, project_root, request_for, served_recall,
+    )
 
     home, text = default_home(os.environ), payload["prompt"]
     if not listening(home) or len(text) > MAX_MESSAGE_CHARS or "\0" in payload["cwd"]:
@@ -134,8 +133,7 @@ def stop(agent: Agent, payload: Payload) -> None:
     exchange = finished_exchange(agent, payload)
     if exchange is None or not _in_background():
         return
-    from memsift._project import project_root
-    from memsift._spool import retain_or_wait
+    from memsift.hooks import project_root, retain_or_wait
 
     services = _detached(_services(agent, payload, detached=True))
     result = retain_or_wait(exchange, services, project_root(payload["cwd"]))
@@ -158,9 +156,7 @@ def session_start(agent: Agent, payload: Payload) -> None:
     Only what is known is told (a breaker an earlier hook opened, settings that
     do not load): no service is called, the session does not wait on one.
     """
-    from memsift._once import forget_old
-    from memsift._project import branch, project_root
-    from memsift._spool import services_keeping_news
+    from memsift.hooks import branch, forget_old, project_root, services_keeping_news
     from memsift.config import default_home, unknown_variables
     from memsift.pipeline import brief, health_news
 
@@ -186,7 +182,7 @@ def session_end(agent: Agent, payload: Payload) -> None:
     _required(payload, "cwd")
     if not _in_background():
         return
-    from memsift._spool import replay
+    from memsift.hooks import replay
     from memsift.stages.retain import flush
 
     services = _detached(_services(agent, payload, detached=True))
@@ -205,8 +201,7 @@ _CALL_KEYS = ("session_id", "cwd", "prompt_id", "turn_id", "source", "reason", "
 
 def _first_call(agent: Agent, event: str, payload: Payload) -> bool:
     """False when another route (plugin and install both) already runs this very call: do nothing."""
-    from memsift._home import default_home
-    from memsift._once import first_call
+    from memsift.hooks import default_home, first_call
 
     turn = (_optional(payload, "prompt_id") or _optional(payload, "turn_id")
             or _transcript_stamp(payload.get("transcript_path")))
@@ -230,8 +225,7 @@ def _misconfigured(args: Sequence[str]) -> int:
 
     The agents take the same top-level ``systemMessage`` for every event, shown to the user.
     """
-    from memsift._home import default_home
-    from memsift._once import first_call
+    from memsift.hooks import default_home, first_call
 
     usage = f"memsift hook {'|'.join(AGENTS)} {'|'.join(EVENTS)}"
     wrong = ("no agent and event" if len(args) != 2 else f"an unknown agent {args[0]!r}"
@@ -267,8 +261,7 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
     """
     from attrs import evolve
 
-    from memsift._guarded import open_guarded
-    from memsift._project import project_root
+    from memsift.hooks import open_guarded, project_root
 
     root = project_root(_required(payload, "cwd"))
     services, why, notice = open_guarded(root, "" if detached else _optional(payload, "session_id"),
@@ -290,16 +283,14 @@ def _detached(services: Services) -> Services:
 def _quiet_news(payload: Payload) -> str | None:
     """What a quiet message is told, without the services: a home that cannot keep exchanges, or
     what the detached Stop found (memory off, a file set aside), once per session."""
-    from memsift._home import default_home, project_folder
-    from memsift._project import project_root
-    from memsift._spool import keeping_news
+    from memsift.hooks import default_home, keeping_news, project_folder, project_root
 
     if "\0" in payload["cwd"]:
         return None  # no folder: nothing to tell about it
     home, session = default_home(os.environ), _optional(payload, "session_id")
     notice = keeping_news(home, [project_folder(home, project_root(payload["cwd"]))], session)
     if notice is None and os.path.exists(home / "health.json"):
-        from memsift._health import Health
+        from memsift.hooks import Health
 
         notice = Health(home).news(session)
     return notice
@@ -307,9 +298,7 @@ def _quiet_news(payload: Payload) -> str | None:
 
 def _decided(agent: Agent, event: str, payload: Payload, result: Recall | Retained | None) -> None:
     """One line in the decision log, which ``memsift doctor`` shows (None: found quiet here); never fails."""
-    from memsift._decisions import DecisionLog
-    from memsift._home import default_home
-    from memsift._project import project_root
+    from memsift.hooks import DecisionLog, default_home, project_root
 
     DecisionLog(default_home(os.environ)).record(agent.name, event, str(project_root(_required(payload, "cwd"))),
                                                  result, session=_optional(payload, "session_id"))
@@ -390,7 +379,7 @@ def recall_message(agent: Agent, payload: Payload) -> Message:
 
 def prompt_turns(agent: Agent, payload: Payload) -> list[tuple[Literal["user", "assistant"], str]]:
     """(role, text) of the turns before a UserPromptSubmit payload's prompt, from the agent's transcript."""
-    from memsift._bounds import RECENT_TURNS
+    from memsift.hooks import RECENT_TURNS
 
     from .transcript import recent_turns
 
@@ -473,7 +462,7 @@ def _in_background() -> bool:
 
 
 def _stderr_to(path: Path) -> None:
-    from memsift._files import private_folder
+    from memsift.hooks import private_folder
 
     private_folder(path.parent)
     os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)

@@ -25,7 +25,7 @@ def recent_turns(path: object, read_turn: TurnReader, limit: int) -> list[TurnTe
     """
     if not isinstance(path, str) or not path:
         return []
-    from memsift._files import open_regular  # a FIFO given as the transcript must not hang the hook
+    from memsift.hooks import open_regular  # a FIFO given as the transcript must not hang the hook
 
     try:
         with open_regular(path) as file:

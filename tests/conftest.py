@@ -8,6 +8,7 @@ that none is left running.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -104,6 +105,14 @@ def services(tmp_path: Path, decider: EmbeddedDecider) -> Iterator[Services]:
         session_log=SessionLog(tmp_path / "sessions"),
     )
     store.close()
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """What a slow or hanging double waits on; set at teardown, so an abandoned call ends with its test."""
+    event = threading.Event()
+    yield event
+    event.set()
 
 
 @pytest.fixture(scope="session")

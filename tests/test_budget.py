@@ -1,4 +1,4 @@
-"""Deadlines: memsift/budget.py."""
+"""Deadlines and the threads they need: memsift/_budget.py."""
 
 from __future__ import annotations
 
@@ -7,8 +7,24 @@ import time
 
 import pytest
 
-from memsift._budget import within
+from memsift._budget import Workers
 from memsift.errors import DeadlineExceeded, ServiceUnavailable
+
+
+@pytest.fixture
+def workers():
+    pool = Workers()
+    yield pool
+    pool.close()
+
+
+def within(seconds, call, *args, **kwargs):
+    """A call within a deadline on a pool of its own, as call_service makes one."""
+    pool = Workers()
+    try:
+        return pool.within(seconds, lambda: call(*args, **kwargs))
+    finally:
+        pool.close(timeout=0)
 
 
 def test_within_returns_the_value_of_the_call():

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from guarded import guarded_recall, guarded_retain
 from test_adapters import run_hook
 
 from memsift.config import load_config
-from memsift._guarded import guarded_recall, guarded_retain
 from memsift.notes import NotesFile
 from memsift.types import Exchange, Message
 

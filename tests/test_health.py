@@ -151,7 +151,7 @@ def test_writes_leave_no_temporary_files_behind(tmp_path):
     health.notice(SERVICE, "s1")
     health.succeeded(SERVICE)
 
-    assert [path.name for path in tmp_path.iterdir()] == [FILE_NAME]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [FILE_NAME, f"{FILE_NAME}.lock"]  # the turns' lock
 
 
 # A model of what the agent should hear: a line when the state a session last

@@ -74,7 +74,9 @@ def test_the_public_modules_are_the_ones_docs_pipelines_names():
     public = {name for name in modules("memsift")
               if not any(part.startswith("_") for part in name.split("."))}
 
-    undocumented = {name for name in public if not any(name == n or name.startswith(n + ".") for n in named)}
+    # A package's row covers its modules; ``memsift``'s own row (the top level) covers none.
+    undocumented = {name for name in public
+                    if not any(name == n or (n != "memsift" and name.startswith(n + ".")) for n in named)}
     assert undocumented == set()
 
 

@@ -45,7 +45,8 @@ def test_the_wheel_holds_the_license_the_weights_and_the_typed_marker(built):
     names = set(zipfile.ZipFile(built["wheel"]).namelist())
 
     assert {"memsift/py.typed", "memsift/decider/model.bin", "memsift-0.1.0.dist-info/licenses/LICENSE",
-            "memsift_adapters/hook.py", "memsift_adapters/skills/memsift-search/SKILL.md"} <= names
+            "memsift_adapters/hook.py", "memsift_adapters/py.typed",
+            "memsift_adapters/skills/memsift-search/SKILL.md"} <= names
 
 
 def test_the_wheel_metadata_names_the_license_pythons_systems_and_urls(built):

@@ -218,7 +218,8 @@ def test_a_stage_that_raises_ends_the_path_with_nothing_and_the_error_in_the_tra
     assert result.text == "" and result.items == ()
     assert result.stopped_by == "boom: failed: RuntimeError"
     assert result.trace[-1].stage == "boom" and result.trace[-1].verdict == "error"
-    assert result.trace[-1].why == "RuntimeError: kaput"
+    assert result.trace[-1].why == f"RuntimeError: kaput (test_pipeline.py:{boom.__code__.co_firstlineno + 1} in boom)"
+    assert result.notice == "memory off for this call: the boom stage: RuntimeError: kaput"  # no session to tell
 
 
 def test_a_notes_file_that_cannot_be_read_fails_open(project):
@@ -340,14 +341,6 @@ def test_the_doubles_follow_the_protocols(services):
     assert isinstance(SlowDecider(services.decider, 0), Decider)
     assert isinstance(RecordingDecider(services.decider), Decider)
     assert isinstance(Stopwatch(services.decider, [0.0]), Decider)
-
-
-@pytest.fixture
-def release():
-    """Set at teardown, so an abandoned slow call ends with the test."""
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from attrs import evolve
+from guarded import guarded_recall, guarded_retain
 
 from memsift.config import load_config
 from memsift._files import NotRegularFile, read_regular
-from memsift._guarded import guarded_recall, guarded_retain
 from memsift._health import Health, public_name
 from memsift.notes import NotesFile
 from memsift._outbox import Outbox

@@ -68,21 +68,22 @@ def test_the_cognee_store_away_raises_service_unavailable():
 
 
 def test_the_embedded_decider_keeps_the_decider_contract(decider):
-    check_decider(decider)
+    check_decider(lambda: decider)
 
 
 def test_the_scripted_decider_fake_keeps_the_decider_contract():
-    check_decider(ScriptedDecider(), levels=True)
+    check_decider(ScriptedDecider, levels=True)
 
 
 def test_the_remote_deciders_keep_the_decider_contract(tmp_path):
     slack = {"deadline": 60.0}  # four threads' questions at once on a shared machine: the shapes are checked, not speed
     with OpenAIService(api_key="sk-right") as openai, AnthropicService() as anthropic, SystemOneStub() as stub:
-        check_decider(OpenAICompatibleDecider(openai.base_url, model="gpt-4.1-mini", api_key="sk-right",
-                                              home=tmp_path, **slack))
-        check_decider(AnthropicDecider(anthropic.base_url, model="claude-haiku-4-5", api_key="sk-ant-test", **slack))
-        check_decider(SystemOneDecider(stub.url, **slack), levels=True)
-        check_decider(RoutedDecider(EmbeddedDecider.load(), {"answers": SystemOneDecider(stub.url, **slack)}))
+        check_decider(lambda: OpenAICompatibleDecider(openai.base_url, model="gpt-4.1-mini", api_key="sk-right",
+                                                      home=tmp_path, **slack))
+        check_decider(lambda: AnthropicDecider(anthropic.base_url, model="claude-haiku-4-5", api_key="sk-ant-test",
+                                               **slack))
+        check_decider(lambda: SystemOneDecider(stub.url, **slack), levels=True)
+        check_decider(lambda: RoutedDecider(EmbeddedDecider.load(), {"answers": SystemOneDecider(stub.url, **slack)}))
 
 
 def test_the_notes_file_keeps_the_notebook_contract(tmp_path):
@@ -90,15 +91,15 @@ def test_the_notes_file_keeps_the_notebook_contract(tmp_path):
 
 
 def test_the_pattern_redactor_keeps_the_redactor_contract():
-    check_redactor(PatternRedactor())
+    check_redactor(PatternRedactor)
 
 
 def test_the_revisers_keep_the_reviser_contract():
-    check_reviser(DuplicateReviser())
+    check_reviser(DuplicateReviser)
     edits = [{"line": 4, "action": "remove", "text": ""}, {"line": 2, "action": "replace",
                                                           "text": "Queues: RabbitMQ, since ops run it."}]
     with OpenAIService(structurer=lambda prompt, schema: {"edits": edits}) as service:
-        check_reviser(ModelReviser(OpenAICompatibleDecider(service.base_url, model="gpt-4.1-mini")))
+        check_reviser(lambda: ModelReviser(OpenAICompatibleDecider(service.base_url, model="gpt-4.1-mini")))
 
 
 # -- one written as a user would: a store in a JSON file ---------------------------------------
@@ -187,10 +188,10 @@ class OffByOneReviser:
     (check_store, lambda tmp: (lambda: NoneOnEmptyStore(fresh(tmp, ".json"))), "returns \\[\\]"),
     (check_store, lambda tmp: TwiceStore, "idempotent per id"),
     (check_store, lambda tmp: (lambda: ForgetfulStore(fresh(tmp, ".json"))), "several threads"),
-    (check_decider, lambda tmp: UnnormalisedDecider(), "sum to 1"),
-    (check_redactor, lambda tmp: UnhashableRedactor(), "hashable"),
-    (check_redactor, lambda tmp: type("Leaky", (), {"redact": lambda self, t: t})(), "is redacted"),
-    (check_reviser, lambda tmp: OffByOneReviser(), "exact text"),
+    (check_decider, lambda tmp: UnnormalisedDecider, "sum to 1"),
+    (check_redactor, lambda tmp: UnhashableRedactor, "hashable"),
+    (check_redactor, lambda tmp: type("Leaky", (), {"redact": lambda self, t: t}), "is redacted"),
+    (check_reviser, lambda tmp: OffByOneReviser, "exact text"),
 ], ids=["none-on-empty", "not-idempotent", "lost-writes", "unnormalised", "unhashable", "leaky", "off-by-one"])
 def test_the_kit_names_the_promise_an_implementation_breaks(check, broken, promise, tmp_path):
     with pytest.raises(ContractError, match=promise):
@@ -200,3 +201,58 @@ def test_the_kit_names_the_promise_an_implementation_breaks(check, broken, promi
 def test_a_store_that_raises_something_else_when_down_is_caught():
     with pytest.raises(ContractError, match="raises ServiceUnavailable, not"):
         check_store(MemoryStore, down=CrashingWhenDown)
+
+
+# -- told precisely why not --------------------------------------------------------------------
+
+class PositionalStore(MemoryStore):
+    """A first try: search's limit and timeout taken by position, as the protocol does not have them."""
+
+    def search(self, query, limit, timeout):  # type: ignore[override]
+        return super().search(query, limit=limit, timeout=timeout)
+
+
+class NoAddStore:
+    name = "no add"
+
+    def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
+        return []
+
+
+class KeyErrorStore(MemoryStore):
+    def add(self, items: Sequence[Item], *, timeout: float) -> None:
+        raise KeyError("tenant")
+
+
+class PositionalDecider(ScriptedDecider):
+    def decide(self, questions):  # type: ignore[override]
+        return super().decide({}, questions)
+
+
+@pytest.mark.parametrize(("check", "make", "said"), [
+    (check_store, NoAddStore, r"NoAddStore has no method add\(items, \*, timeout\)"),
+    (check_store, KeyErrorStore, "add raised KeyError: 'tenant'"),
+    (check_decider, PositionalDecider,
+     r"PositionalDecider.decide\(self, questions\) cannot be called as decide\(state, questions\): "
+     "too many positional arguments"),
+    (check_redactor, PatternRedactor(), "a check takes a factory that makes a new redactor"),
+], ids=["missing-method", "raises", "wrong-signature", "an-instance-not-a-factory"])
+def test_an_implementation_that_breaks_a_promise_is_told_which_and_where(check, make, said):
+    with pytest.raises(ContractError, match=said):
+        check(make)
+
+
+def test_keyword_arguments_taken_by_position_pass_as_the_stages_call_them():
+    check_store(PositionalStore)  # search(query, limit=..., timeout=...) binds to positional parameters too
+
+
+def test_every_check_takes_a_factory_and_options_by_keyword():
+    import inspect
+
+    from memsift import testing
+
+    checks = [getattr(testing, name) for name in testing.__all__ if name.startswith("check_")]
+    for check in checks:
+        first, *rest = inspect.signature(check).parameters.values()
+        assert first.name == "make" and first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, check.__name__
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in rest), check.__name__

@@ -53,7 +53,7 @@ from memsift.decider._features import (  # noqa: E402
 from memsift.redact import PatternRedactor  # noqa: E402
 from memsift.stages._excerpt import excerpt  # noqa: E402
 from memsift.stages import RECENT_TURNS  # noqa: E402
-from memsift._text import content_words, stem  # noqa: E402
+from memsift._text import stems  # noqa: E402
 from memsift.stages.retain import candidate_clauses  # noqa: E402
 from memsift.types import Category, Exchange, Item, Kind  # noqa: E402
 
@@ -167,7 +167,7 @@ def judged_text(item: str, message: str) -> str:
 def document_frequencies(texts: list[str]) -> array:
     df = [0] * DF_BUCKETS
     for text in texts:
-        for s in {stem(w) for w in content_words(text)}:
+        for s in stems(text):
             df[df_bucket(s)] = min(df[df_bucket(s)] + 1, 65535)
     return array("H", df)
 

@@ -26,7 +26,7 @@ from typing import Any
 from loop_memory import replay
 
 from memsift._note_lines import tail_of
-from memsift._text import content_words, stem
+from memsift._text import stems
 from memsift.config import Config
 from memsift.decider._heads import logit
 from memsift.semantic.judge import sigmoid
@@ -99,7 +99,7 @@ def judged(row: Mapping[str, Any], decider: Decider, features: PairFeatures) -> 
     state = {**state, "kind": kind.value}
     worth = decider.decide(state, {"w": Noul("worth", "")})["w"]
     assert isinstance(worth, NoulAnswer)
-    said = [{stem(w) for w in content_words(t)} for t in row["turns"]]
+    said = [stems(t) for t in row["turns"]]
 
     def pairs(items: Sequence[Item]) -> list[dict[str, Any]]:
         items = [item for item in items if item.text not in row["unclear"]]

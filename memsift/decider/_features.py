@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
 
 from .._note_lines import fact_of
-from .._text import content_words, stem, words
+from .._text import content_words, stem, stems, words
 
 BUCKETS = 1 << 15
 _SHAPE_CODE = re.compile(r"```|Traceback|^\s+at |\bError\b|Exception|\{\s*\"|^\s*\$ |^\s*[\w.-]+:\d+", re.M)
@@ -102,8 +102,8 @@ class MessageView:
         self.chars = _grams(" ".join(self.words))
         self.idents = {w for w in self.words if any(c.isdigit() or c in "_.-/" for c in w)}
         self.lower = set(words(message))
-        self.said = {stem(w) for turn in recent for w in content_words(turn)}
-        self.last = {stem(w) for turn in recent[-2:] for w in content_words(turn)}
+        self.said = set[str]().union(*map(stems, recent))
+        self.last = set[str]().union(*map(stems, recent[-2:]))
 
 
 def judge_features(
@@ -213,8 +213,8 @@ def fact_features(clause: str, user: str, *, from_user: bool, position: int,
     figures, a reason, a limit, a fix, the exchange's subject; what does not: chatter, a question,
     a clause too short to stand alone, the narration of what the agent did."""
     low = set(words(clause))
-    stems = {stem(w) for w in content_words(clause)}
-    subject = {stem(w) for w in content_words(user)}
+    own = stems(clause)
+    subject = stems(user)
     return [
         1.0,
         min(len(_CODE_SPAN.findall(clause)), 3),
@@ -223,8 +223,8 @@ def fact_features(clause: str, user: str, *, from_user: bool, position: int,
         float(bool(low & _WHY)),
         float(bool(low & _LIMIT)),
         float(bool(low & _TROUBLE)),
-        min(sum(idf(s) for s in stems) / 10.0, 4.0),
-        min(len(stems & subject), 3),
+        min(sum(idf(s) for s in own) / 10.0, 4.0),
+        min(len(own & subject), 3),
         float(bool(_CHATTER.match(clause.lstrip("*_ ")))),
         float("?" in clause),
         float(len(clause) < 60),
@@ -254,7 +254,7 @@ def specifics(text: str) -> set[str]:
 def novel_features(note: str, new: str) -> dict[str, float]:
     """How a new line stands to an older note: shared words, shared and changed specifics."""
     note, new = fact_of(note), fact_of(new)
-    a, b = {stem(w) for w in content_words(note)}, {stem(w) for w in content_words(new)}
+    a, b = stems(note), stems(new)
     sa, sb = specifics(note), specifics(new)
     return {
         "jaccard": len(a & b) / (len(a | b) or 1),

@@ -114,6 +114,7 @@ class JsonEndpoint:
         self._not_this_api = not_this_api
         self._transport = transport
         self._client: httpx.Client | None = None
+        self._opening = threading.Lock()  # the questions of one call ask from several threads at once
 
     def post(self, url: str, payload: Any, deadline: float, *, refused: Refusal | None = None) -> Any:
         """The decoded JSON answer to ``payload``, retried on 429, 5xx and lost connections while
@@ -122,9 +123,11 @@ class JsonEndpoint:
         return self._payload(self._post(url, body, deadline), refused)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the connections; the next request opens new ones."""
+        with self._opening:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def _post(self, url: str, body: bytes, deadline: float) -> _Reply:
         import httpx
@@ -200,11 +203,12 @@ class JsonEndpoint:
         raise ConfigurationError(f"{said}: {error_message(body)}; {self._not_this_api}")
 
     def _http(self) -> httpx.Client:
-        if self._client is None:  # one keep-alive client: the recall path asks up to four times
-            import httpx
+        with self._opening:  # one keep-alive client, made once: a second one's connections would never close
+            if self._client is None:
+                import httpx
 
-            self._client = httpx.Client(headers={"User-Agent": "memsift"}, transport=self._transport)
-        return self._client
+                self._client = httpx.Client(headers={"User-Agent": "memsift"}, transport=self._transport)
+            return self._client
 
 
 class _Reply(NamedTuple):

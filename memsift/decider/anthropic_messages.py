@@ -20,6 +20,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..costs import charge
 from ..errors import ServiceUnavailable
 from ..types import Answer, Question, Usage
 from ._http import JsonEndpoint, chat_target, url_and_model, usage_of
@@ -36,7 +37,12 @@ MAX_TOKENS = 64  # a tool call with one label and a number
 
 
 class AnthropicDecider:
-    """The ``Decider`` seam on ``/v1/messages`` with forced tool use; answers are uncalibrated."""
+    """The ``Decider`` seam on ``/v1/messages`` with forced tool use; answers are uncalibrated.
+
+    Its arguments mean what ``OpenAICompatibleDecider``'s do: ``base_url``, ``model``, ``api_key``
+    (sent as ``x-api-key``), ``deadline``, ``connect_timeout``, ``price``, ``workers`` and
+    ``transport``; Anthropic gives no log-probabilities to probe, so there is no ``home``.
+    """
 
     remote = True  # a breaker guards it: when it is down, memory pauses
 
@@ -63,17 +69,19 @@ class AnthropicDecider:
                    connect_timeout=config.connect_timeout, price=config.decider_price)
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
-        """Every question answered over *state*, one request each, all within ``deadline`` seconds."""
+        """Every one of ``questions`` answered over ``state``, one request each, all within ``deadline`` seconds."""
         if not questions:
             return {}
         answers, usage = ask_each(state, questions, self._ask, seconds=self.deadline, workers=self._workers)
         with self._spending:
             self.spent += usage
+        charge(usage)
         return answers
 
     def structured(self, system: str, prompt: str, schema: Mapping[str, Any], *, name: str,
                    deadline: float) -> tuple[Any, Usage]:
-        """The input of a forced tool call following ``schema``, and what it cost."""
+        """The input of a forced tool call (named ``name``) following ``schema``, answered to ``prompt``
+        under the ``system`` prompt by ``deadline`` (a ``time.monotonic()``), and what it cost."""
         reply = self._endpoint.post(self.url, self._payload(system, prompt, name, dict(schema), 4096), deadline)
         return self._tool_input(reply, name), usage_of(0, reply.get("usage"), self.price, calibrated=False)
 

@@ -62,7 +62,7 @@ def _backend(config: Config, name: str) -> Decider:
 
 
 class RoutedDecider:
-    """Sends each question to the backend its task is routed to, the rest to ``default``.
+    """Sends each question to the backend ``routes`` names for its task, the rest to ``default``.
 
     The pipeline asks ``for_questions`` first, so each call goes straight to its
     backend: its breaker, its name in the notice and its cost are that backend's.
@@ -88,6 +88,7 @@ class RoutedDecider:
         return total
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
+        """The ``questions`` over ``state``, each asked of its backend, all answered."""
         groups: dict[int, tuple[Decider, dict[str, Question]]] = {}
         for qid, question in questions.items():
             backend = self._route(question)
@@ -96,6 +97,13 @@ class RoutedDecider:
         for backend, asked in groups.values():
             answers.update(backend.decide(state, asked))
         return answers
+
+    def close(self) -> None:
+        """Close each backend that holds something open (a remote one's connections)."""
+        for backend in self._backends:
+            close = getattr(backend, "close", None)
+            if callable(close):
+                close()
 
     def _route(self, question: Question) -> Decider:
         return self.routes.get(question.task, self.default)

@@ -39,7 +39,11 @@ NOVEL_LOGITS = {
 
 
 class EmbeddedDecider:
-    """A ``Decider`` for the four tasks memsift asks: kind, answers, worth, keep."""
+    """A ``Decider`` for the tasks memsift asks (kind, answers, worth, keep, fact, novel), in-process.
+
+    Made with ``EmbeddedDecider.load()`` from the shipped weights; ``header`` and ``tables`` are a
+    weights file's two parts, as ``load`` reads them.
+    """
 
     name = "embedded decider"
     remote = False  # runs in-process: no breaker to mind
@@ -67,6 +71,7 @@ class EmbeddedDecider:
         return cls(header, tables)
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
+        """The ``questions`` over ``state``, answered from the weights."""
         cache: dict[str, Any] = {}
         return {qid: self._answer(state, question, cache) for qid, question in questions.items()}
 
@@ -130,7 +135,7 @@ def _novel(instructions: Any) -> dict[str, float]:
 
 
 def exchange_features(user: str, assistant: str) -> dict[int, float]:
-    """The keep head reads both sides of the exchange, each with its own prefix."""
+    """The keep head reads both sides of the exchange, ``user`` and ``assistant``, each with its own prefix."""
     feats = text_features(user, "u:")
     for index, value in text_features(assistant, "a:").items():
         feats[index] = feats.get(index, 0.0) + value

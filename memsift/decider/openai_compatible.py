@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..costs import charge
 from ..errors import ConfigurationError, MemsiftError, ServiceUnavailable
 from .._files import locked, read_regular, write_atomically
 from ..types import Answer, Noul, Question, Usage
@@ -50,7 +51,20 @@ class LogprobsRefused(ConfigurationError):
 
 
 class OpenAICompatibleDecider:
-    """The ``Decider`` seam on ``/v1/chat/completions`` with log-probabilities."""
+    """The ``Decider`` seam on ``/v1/chat/completions`` with log-probabilities.
+
+    ``base_url``: the API's base URL, ending in ``/v1``; ``model``: the model to ask; ``api_key``:
+    sent as the service expects it (never shown in an error); ``deadline``: seconds one ``decide``
+    call may take, all its questions together; ``connect_timeout``: seconds to open a connection;
+    ``price``: US dollars per million tokens (sent, received), for the costs each answer is charged;
+    ``workers``: how many of one call's questions are asked at once; ``transport``: an
+    ``httpx.BaseTransport`` the requests go through instead of the network (an
+    ``httpx.MockTransport`` in tests, a proxy's).
+    ``home``: memsift's home, where the models found to refuse log-probabilities are remembered
+    (None: they are not).
+
+    >>> OpenAICompatibleDecider("http://127.0.0.1:8080/v1", model="qwen2.5-1.5b-instruct", deadline=2.0)
+    """
 
     remote = True  # a breaker guards it: when it is down, memory pauses
 
@@ -62,9 +76,9 @@ class OpenAICompatibleDecider:
         self.model = model
         self.deadline = deadline
         self.price = price  # USD per million tokens (sent, received)
-        self.spent = Usage()  # what every answer so far cost; a trace step reads its growth
+        self.spent = Usage()  # what every answer so far cost, all paths together (each is charged its own)
         self._spending = threading.Lock()
-        self._probes = Probes(home) if home is not None else None
+        self._probes = _Probes(home) if home is not None else None
         self._known_good = False
         self._workers = workers
         self._endpoint = JsonEndpoint(
@@ -81,7 +95,7 @@ class OpenAICompatibleDecider:
                    connect_timeout=config.connect_timeout, price=config.decider_price, home=config.home)
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
-        """Every question answered over *state*, one request each, all within ``deadline`` seconds."""
+        """Every one of ``questions`` answered over ``state``, one request each, all within ``deadline`` seconds."""
         if not questions:
             return {}
         if not self._known_good and self._probes is not None:  # read once per process, until it answers
@@ -96,11 +110,13 @@ class OpenAICompatibleDecider:
         self._known_good = True
         with self._spending:
             self.spent += usage
+        charge(usage)
         return answers
 
     def structured(self, system: str, prompt: str, schema: Mapping[str, Any], *, name: str,
                    deadline: float) -> tuple[Any, Usage]:
-        """A JSON object following ``schema`` (strict structured output), and what it cost.
+        """A JSON object following ``schema`` (strict structured output, named ``name``), answered to
+        ``prompt`` under the ``system`` prompt by ``deadline`` (a ``time.monotonic()``), and what it cost.
 
         Raises ``ServiceUnavailable`` when the answer is not such an object's JSON text.
         """
@@ -188,7 +204,7 @@ def _over_labels(top: list[tuple[str, float]], labels: tuple[str, ...]) -> dict[
     return {label: value / total for label, value in mass.items()}
 
 
-class Probes:
+class _Probes:
     """Which (endpoint, model) pairs were found to refuse log-probabilities, in ``<home>/decider-probe.json``."""
 
     def __init__(self, home: Path) -> None:
@@ -219,7 +235,7 @@ class Probes:
 
 
 def logprob_support(config: Config, *, probe: bool = False) -> tuple[bool | None, str]:
-    """Whether the configured OpenAI-compatible model gives log-probabilities, for ``memsift doctor``.
+    """Whether the OpenAI-compatible model ``config`` names gives log-probabilities, for ``memsift doctor``.
 
     ``(True, "")`` when it was seen to, ``(False, why)`` when it refused, ``(None, "not probed
     yet")`` when no request has told; ``probe=True`` asks it one question now to find out (a
@@ -229,7 +245,7 @@ def logprob_support(config: Config, *, probe: bool = False) -> tuple[bool | None
     (False, "decider at api.openai.com answered 400: the model 'o4-mini' gives no log-probabilities ...")
     """
     decider = OpenAICompatibleDecider.from_config(config)
-    probes = Probes(config.home)
+    probes = _Probes(config.home)
     if probe:
         try:
             decider.decide({"message": "memsift doctor"}, {"probe": Noul("probe", "Is this a test?")})

@@ -31,9 +31,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..costs import charge
 from ..errors import ConfigurationError, ServiceUnavailable
 from ..types import (
-    Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer, Usage,
+    Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer, Usage, probability,
 )
 from ._http import JsonEndpoint, checked_name, usage_of
 
@@ -46,7 +47,15 @@ _SUM_TOLERANCE = 0.05  # probabilities rounded by a server still sum to about 1
 
 
 class SystemOneDecider:
-    """The ``Decider`` seam on a System One compatible service."""
+    """The ``Decider`` seam on a System One compatible service.
+
+    ``url``: the endpoint (``https://api.typesafe.ai/v1/systemone``); ``model``: the model it names;
+    ``api_key``: sent as a Bearer token (never shown in an error); ``deadline``: seconds one
+    ``decide`` call may take; ``connect_timeout``: seconds to open a connection; ``price``: US
+    dollars per million tokens (sent, received), for the costs each answer is charged;
+    ``transport``: an ``httpx.BaseTransport`` the requests go through instead of the network (an
+    ``httpx.MockTransport`` in tests, a proxy's).
+    """
 
     remote = True  # a breaker guards it: when it is down, memory pauses
 
@@ -61,7 +70,7 @@ class SystemOneDecider:
         self.model = model
         self.deadline = deadline
         self.price = price  # USD per million tokens (sent, received)
-        self.spent = Usage()  # what every answer so far cost; a trace step reads its growth
+        self.spent = Usage()  # what every answer so far cost, all paths together (each is charged its own)
         self._spending = threading.Lock()
         self._endpoint = JsonEndpoint(
             self.name, deadline=deadline, connect_timeout=connect_timeout, transport=transport,
@@ -77,16 +86,17 @@ class SystemOneDecider:
                    price=config.decider_price)
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
-        """Every question answered over *state*, in one request, within ``deadline`` seconds."""
+        """Every one of ``questions`` answered over ``state``, in one request, within ``deadline`` seconds."""
         if not questions:
             return {}
         payload = {"state": state, "model": self.model,
                    "questions": {qid: _question(q) for qid, q in questions.items()}}
         reply = self._endpoint.post(self.url, payload, time.monotonic() + self.deadline)
         answers = _answers(self.name, reply, questions)
-        usage = reply.get("usage") if isinstance(reply, dict) else None
+        usage = usage_of(len(questions), reply.get("usage") if isinstance(reply, dict) else None, self.price)
         with self._spending:
-            self.spent += usage_of(len(questions), usage, self.price)
+            self.spent += usage
+        charge(usage)
         return answers
 
     def close(self) -> None:
@@ -136,20 +146,20 @@ def _answers(name: str, payload: Any, questions: Mapping[str, Question]) -> dict
 
 def _answer(answer: dict[str, Any], question: Question) -> Answer:
     if isinstance(question, Noul):
-        return NoulAnswer(_probability(answer["noul"], "noul"))
+        return NoulAnswer(probability(answer["noul"], "noul"))
     if isinstance(question, Choice):
         options = [str(option) for option in question.options]
         probabilities = _distribution(answer["probabilities"], options)
         choice = answer["choice"]
         if choice not in probabilities:
             raise ValueError(f"choice {choice!r} is not one of the options")
-        return ChoiceAnswer(choice, probabilities, _probability(answer["confidence"], "confidence"))
+        return ChoiceAnswer(choice, probabilities, probability(answer["confidence"], "confidence"))
     levels = [str(level) for level in range(len(question.levels))]
     probabilities = _distribution(answer["probabilities"], levels)
     score = _number(answer["score"], "score")
     if not -1e-9 <= score <= len(levels) - 1 + 1e-9:  # a weighted sum may round past the top level
         raise ValueError(f"score {score} is outside levels 0..{len(levels) - 1}")
-    return ScoreAnswer(score, probabilities, _probability(answer["confidence"], "confidence"))
+    return ScoreAnswer(score, probabilities, probability(answer["confidence"], "confidence"))
 
 
 def _distribution(value: Any, keys: list[str]) -> dict[str, float]:
@@ -159,7 +169,7 @@ def _distribution(value: Any, keys: list[str]) -> dict[str, float]:
     unknown = set(value) - set(keys)
     if unknown:
         raise ValueError(f"probabilities for what was not asked: {sorted(unknown)[:5]}")
-    out = {key: _probability(value.get(key, 0.0), f"probability of {key!r}") for key in keys}
+    out = {key: probability(value.get(key, 0.0), f"probability of {key!r}") for key in keys}
     if abs(sum(out.values()) - 1.0) > _SUM_TOLERANCE:
         raise ValueError(f"probabilities sum to {sum(out.values()):.3f}, not 1")
     return out
@@ -170,9 +180,3 @@ def _number(value: Any, what: str) -> float:
         raise TypeError(f"{what} is {value!r}, not a number")
     return float(value)
 
-
-def _probability(value: Any, what: str) -> float:
-    number = _number(value, what)
-    if not 0.0 <= number <= 1.0:
-        raise ValueError(f"{what} is {number}, not a probability")
-    return number

@@ -108,6 +108,13 @@ class CachedEmbedder:
         self.name = embedder.name
         self.remote = getattr(embedder, "remote", False)
 
+    def close(self) -> None:
+        """Close the cache's file (and the embedder's, if it holds one)."""
+        self.cache.close()
+        close = getattr(self.embedder, "close", None)
+        if callable(close):
+            close()
+
     def embed(self, texts: Sequence[str]) -> Vectors | None:
         found = self.cache.get(self.name, texts)
         misses = [text for text in dict.fromkeys(texts) if text not in found]

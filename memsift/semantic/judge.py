@@ -90,6 +90,13 @@ class SemanticDecider:
         self.name = f"{inner.name} + {embedder.name}"
         self.remote = getattr(inner, "remote", True)
 
+    def close(self) -> None:
+        """Close the decider and the embedder it wraps, when they hold something open."""
+        for part in (self.inner, self.embedder):
+            close = getattr(part, "close", None)
+            if callable(close):
+                close()
+
     @property
     def head(self) -> Mapping[str, Any]:
         """Read on the first question that needs it: a quiet message never reads the file."""

@@ -1,8 +1,8 @@
-"""The stages: small callables, one job each, composed into the two paths.
+"""The stages: small callables, one job each, composed into the three paths.
 
-The recall path's stages are in ``stages.recall``, the retain path's in
-``stages.retain``, what every stage shares in ``stages.path``; all are
-named here. A pipeline is a plain list of stages::
+The brief's stages are in ``stages.brief``, the recall path's in
+``stages.recall``, the retain path's in ``stages.retain``, what every stage
+shares in ``stages.path``; all are named here. A pipeline is a plain list of stages::
 
     quiet_or_notes = [redact, classify, notes, render]
     recall(message, services, stages=quiet_or_notes)
@@ -11,14 +11,12 @@ named here. A pipeline is a plain list of stages::
 from __future__ import annotations
 
 from .._bounds import RECENT_TURNS
-from ..config import Config
-from .path import _Path
 from .brief import (
     BRIEF_HEADER, BRIEF_STAGES, brief_line, choose_facts, read_facts, record_brief, render_brief, screen_facts,
 )
 from .path import (
-    Briefing, EndPath, Keep, PathState, Sift, Stage, ask, call_service, decision_state, is_remote,
-    scrubber, stage_name,
+    Briefing, EndPath, Keep, PathState, Sift, Stage, State, ask, call_service, decision_state, is_remote, scrubber,
+    session_of, stage_name,
 )
 from .recall import (
     ANSWERS, EVERY_MESSAGE_STAGES, HEADER, ITEM_CHARS, KIND_OPTIONS, RECALL_STAGES, WORTH, already_said,
@@ -52,6 +50,7 @@ __all__ = [
     "PathState",
     "Sift",
     "Stage",
+    "State",
     "already_said",
     "answers_threshold",
     "append_notes",
@@ -86,35 +85,16 @@ __all__ = [
     "scrubber",
     "search",
     "search_query",
+    "session_of",
     "stage_name",
     "sync",
     "take_all",
 ]
 
 
-LOCAL_WORK = 1.0  # seconds a recall stage may spend on its own work (redacting, reading notes), past its services'
+# Seconds a stage may spend on its own work (redacting, reading the notes), past the deadlines of the
+# service calls it makes (``call_service`` adds each one's to its time).
+LOCAL_WORK = 1.0
 # Retain runs detached, and what it keeps must not be dropped for being slow: its stages wait their
 # turn at the notes' lock while other hooks write. Bounded all the same, should a holder hang.
 RETAIN_WORK = 30.0
-# The services each built-in stage calls, whose deadlines its budget adds; a stage not named here
-# (one of the user's) may call either.
-CALLS: dict[Stage, tuple[str, ...]] = {
-    redact: (), classify: ("decider",), notes: ("decider",), gate: ("decider",), search: ("store",),
-    take_all: (), judge: ("decider",), dedupe: (), render: (), catch_up: ("store",), redact_exchange: (),
-    screen_exchange: (),
-    keep: ("decider",), distill: ("decider",), novel: ("decider",), append_notes: (), revise: (),
-    sync: ("store",), embed_kept: (),
-    read_facts: (), screen_facts: (), choose_facts: (), render_brief: (), record_brief: (),
-}
-
-
-def budget(stage: Stage, config: Config, state: _Path) -> float:
-    """Seconds the runner gives ``stage``: its own work, and the deadline of each service it calls."""
-    deadlines = {"decider": config.decider_deadline, "store": config.store_deadline}
-    try:
-        calls = CALLS.get(stage, ("decider", "store"))
-    except TypeError:  # a stage that cannot be a key: one of the user's
-        calls = ("decider", "store")
-    own = RETAIN_WORK if isinstance(state, Keep) else LOCAL_WORK
-    return own + sum(deadlines[name] for name in calls)
-

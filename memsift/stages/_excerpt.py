@@ -11,7 +11,7 @@ share the most of the message's words, in the order they were written:
 
 from __future__ import annotations
 
-from .._text import content_words, stem
+from .._text import stems
 from ._distill import clauses
 
 EXCERPT_ABOVE = 600  # an item this long is not a fact: it is cut (hand-written passages stay under it)
@@ -24,8 +24,8 @@ def excerpt(text: str, query: str) -> str:
     if len(text) <= EXCERPT_ABOVE:
         return text
     pieces = clauses(text)
-    wanted = {stem(w) for w in content_words(query)}
-    shared = [len(wanted & {stem(w) for w in content_words(piece)}) for piece in pieces]
+    wanted = stems(query)
+    shared = [len(wanted & stems(piece)) for piece in pieces]
     chosen: list[int] = []
     room = EXCERPT_CHARS
     for i in sorted(range(len(pieces)), key=lambda i: (-shared[i], i)):

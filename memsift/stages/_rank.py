@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from attrs import evolve
 
 from .._note_lines import fact_of, tail_of
-from .._text import content_words, stem
+from .._text import content_words, stem, stems
 from ..types import Item
 
 K1, B = 1.2, 0.75  # BM25's usual term saturation and length normalisation
@@ -32,7 +32,7 @@ def keys_for(fact: str, user: str, assistant: str) -> str:
     >>> keys_for("Uploads go straight to the API.", "photo upload fails: 413", "Vercel caps bodies at 4.5 MB")
     'photo fails 413 vercel caps bodies 4.5 mb'
     """
-    said = {stem(w) for w in content_words(fact)}
+    said = stems(fact)
     out: list[str] = []
     seen: set[str] = set()
     for word in content_words(f"{user}\n{assistant}"):
@@ -48,7 +48,7 @@ def keys_for(fact: str, user: str, assistant: str) -> str:
 def ranked(query: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[Item]:
     """The items that share a word with the query, best first, each with its BM25 score as ``score``
     (over the item's fact and the keys of its pointer); of two alike, the later (newer) one."""
-    terms = {stem(w) for w in content_words(query)}
+    terms = stems(query)
     if not terms or not items:
         return []
     docs = [Counter(stem(w) for w in content_words(keyed(item, keys))) for item in items]
@@ -84,10 +84,10 @@ def holding(text: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[t
     An answer that restates a fact memory holds repeats that fact's rare words (its figures, names,
     files); one that says something new brings words no fact has.
     """
-    words = {stem(w) for w in content_words(text)}
+    words = stems(text)
     if not words or not items:
         return []
-    docs = [{stem(w) for w in content_words(keyed(item, keys))} for item in items]
+    docs = [stems(keyed(item, keys)) for item in items]
     df = Counter(word for doc in docs for word in words & doc)
     idf = {word: math.log(1 + (len(docs) - df[word] + 0.5) / (df[word] + 0.5)) for word in words}
     mass = sum(idf.values())

@@ -22,7 +22,7 @@ import time
 from attrs import evolve
 
 from .._note_lines import fact_of, tail_of
-from .._text import content_words, stem
+from .._text import stems
 from ..services import Services
 from ..types import Item
 from .path import Briefing, Stage, scrubber
@@ -69,7 +69,7 @@ def choose_facts(services: Services, state: Briefing) -> Briefing:
     out, and why."""
     t0 = time.perf_counter()
     room = state.budget - len(BRIEF_HEADER) - 1
-    focus = {stem(w) for w in content_words(state.focus)}
+    focus = stems(state.focus)
     asked = services.session_log.asked() if services.session_log is not None else {}
     newest = len(state.candidates) - 1
     ranked = sorted(range(len(state.candidates)), reverse=True,
@@ -87,7 +87,7 @@ def choose_facts(services: Services, state: Briefing) -> Briefing:
         if loaded and already_said(fact_of(item.text), loaded, services.config.said_share):
             said += 1
             continue
-        words = {stem(w) for w in content_words(fact_of(item.text))}
+        words = stems(fact_of(item.text))
         if any(_shares(words, other) for other in chosen_words):
             same += 1
             continue
@@ -108,7 +108,7 @@ def _worth(item: Item, age: int, asked: dict[str, int], focus: set[str]) -> floa
     weight = WEIGHTS.get(category, 1.0)
     recency = math.pow(0.5, age / HALF_LIFE)
     times = max(asked.get(item.id, 0), asked.get(pointer, 0) if pointer else 0) if asked else 0
-    named = bool(focus) and bool(focus & {stem(w) for w in content_words(fact_of(item.text))})
+    named = bool(focus) and bool(focus & stems(fact_of(item.text)))
     return weight * (0.5 + recency) + ASKED_WEIGHT * min(times, ASKED_CAP) + FOCUS_WEIGHT * named
 
 
@@ -124,7 +124,7 @@ def _loaded_passages(services: Services) -> list[set[str]]:
         return []
     from .._loaded import passages
 
-    return [{stem(w) for w in content_words(text)} for text in passages(services.loaded_files)]
+    return [stems(text) for text in passages(services.loaded_files)]
 
 
 def render_brief(services: Services, state: Briefing) -> Briefing:

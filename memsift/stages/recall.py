@@ -15,12 +15,12 @@ from attrs import evolve
 
 from .._bounds import MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
 from .._note_lines import fact_of, tail_of
-from .._text import content_words, stem
+from .._text import content_words, stems
 from ..config import Config
 from ..notes import one_line
 from ..services import Services
 from ..types import Choice, Item, Kind, Message, Noul, NoulAnswer, Turn
-from .path import P, Stage, Sift, _probability, _side, ask, call_service, scrubber
+from .path import P, Stage, Sift, _yes, _side, ask, call_service, scrubber
 
 
 KIND_OPTIONS: dict[str, str | None] = {
@@ -248,8 +248,8 @@ def _judged(services: Services, state: Sift, stage: str, t0: float, items: Seque
         for i, item in enumerate(items)
     }
     answers = ask(services, state, stage, t0, questions)
-    order = sorted(range(len(items)), key=lambda i: (_probability(answers[str(i)]), -i), reverse=True)
-    return [evolve(items[i], score=_probability(answers[str(i)])) for i in order]
+    order = sorted(range(len(items)), key=lambda i: (_yes(answers[str(i)]), -i), reverse=True)
+    return [evolve(items[i], score=_yes(answers[str(i)])) for i in order]
 
 
 def source_of(item: Item) -> str:
@@ -294,7 +294,7 @@ def dedupe(services: Services, state: Sift) -> Sift:
     session's brief showed, and what recall already gave it (unless the message plainly asks for it
     again: a judged probability of ``repeat_threshold``)."""
     t0 = time.perf_counter()
-    turns = [{stem(w) for w in content_words(turn.text)} for turn in state.message.conversation]
+    turns = [stems(turn.text) for turn in state.message.conversation]
     log = services.session_log
     given = log.given(state.message.session) if log is not None else set()
     briefed = log.briefed(state.message.session) if log is not None and given else set()
@@ -314,7 +314,7 @@ def dedupe(services: Services, state: Sift) -> Sift:
     if kept and services.loaded_files:  # read only now: something is about to be added
         from .._loaded import passages
 
-        loaded = [{stem(w) for w in content_words(text)} for text in passages(services.loaded_files)]
+        loaded = [stems(text) for text in passages(services.loaded_files)]
         kept = [item for item in kept if not already_said(item.text, loaded, share)]
     dropped = len(state.chosen) - len(kept)
     state = evolve(state, chosen=tuple(kept)).log("dedupe", f"{len(kept)} new", t0,
@@ -338,7 +338,7 @@ def already_said(text: str, turns: Sequence[set[str]], share: float) -> bool:
     subject in many words without ever stating the fact itself. A turn that
     restates an item rewords it, so a share well under 1 is enough.
     """
-    words = {stem(w) for w in content_words(text)}
+    words = stems(text)
     return bool(words) and any(len(words & said) / len(words) >= share for said in turns)
 
 

@@ -10,11 +10,11 @@ from attrs import evolve
 
 from .._bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
 from .._note_lines import fact_of, tail_of
-from .._text import content_words, stem
+from .._text import stems
 from ..notes import exchange_id
 from ..services import Services
 from ..types import Answer, Category, Choice, ChoiceAnswer, Edit, Exchange, Item, Noul
-from .path import EndPath, Keep, Stage, _probability, _side, ask, call_service, scrubber
+from .path import EndPath, Keep, Stage, _yes, _side, ask, call_service, scrubber
 
 KEEP_OPTIONS: dict[str, str | None] = {
     Category.DECISION: "a technical choice and its reason",
@@ -78,7 +78,7 @@ def distill(services: Services, state: Keep) -> Keep:
         for i, (origin, position, clause) in enumerate(said)
     }
     answers = ask(services, state, "distill", t0, questions)
-    scored = [(_probability(answers[str(i)]), i, clause) for i, (_, _, clause) in enumerate(said)]
+    scored = [(_yes(answers[str(i)]), i, clause) for i, (_, _, clause) in enumerate(said)]
     facts = distilling.pick(scored, services.config.fact_threshold, state.category.value)
     line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange))
     return evolve(state, line=line).log("distill", f"{len(facts)} of {len(said)} clauses", t0,
@@ -229,14 +229,13 @@ def _given(services: Services, session: str, line: str, notes: Sequence[Item], a
 
     pointers = tuple(f" {item_id})" for item_id in given if item_id.startswith("ex-"))
     share = services.config.said_share
-    applied = [{stem(w) for w in content_words(answer)}] if answer else []
+    applied = [stems(answer)] if answer else []
     for note in notes:
         reminder = note.id in given or bool(pointers and note.text.endswith(pointers))
         if not reminder:
             continue
         fact = fact_of(note.text)
-        if already_said(fact_of(line), [{stem(w) for w in content_words(fact)}], share) or \
-                already_said(fact, applied, share):
+        if already_said(fact_of(line), [stems(fact)], share) or already_said(fact, applied, share):
             return note
     return None
 
@@ -248,12 +247,12 @@ def _chose(answer: Answer, option: str, threshold: float) -> bool:
 
 def _closest_notes(notes: Sequence[Item], line: str) -> list[tuple[int, str]]:
     """The notes that share the most of the new line's words: (line number, text), best first."""
-    new = {stem(w) for w in content_words(fact_of(line))}  # the tails' tag words and dates say nothing
+    new = stems(fact_of(line))  # the tails' tag words and dates say nothing
     if not new:
         return []
     shared = []
     for note in notes:
-        old = {stem(w) for w in content_words(fact_of(note.text))}
+        old = stems(fact_of(note.text))
         overlap = len(old & new) / (min(len(old), len(new)) or 1)
         if overlap >= NOVEL_OVERLAP:
             shared.append((overlap, line_number(note), note.text))

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -69,8 +70,13 @@ _PAGE = 1000  # the most GET /datasets/{id}/data returns at once
 class CogneeStore:
     """The ``Store`` seam on a Cognee server (tested against Cognee 1.6.5).
 
+    ``url``: the server's address; ``dataset``: the dataset memsift writes and searches (its own);
+    ``connect_timeout``: seconds to open a connection; ``transport``: an ``httpx.BaseTransport``
+    the requests go through instead of the network (an ``httpx.MockTransport`` in tests). Each
+    call takes a ``timeout`` in seconds; ``search`` returns at most ``limit`` items.
+
     Authentication is one of: none (a server with access control off), an
-    API key sent as ``X-Api-Key``, or a user and password, logged in once per
+    ``api_key`` sent as ``X-Api-Key``, or a ``user`` and ``password``, logged in once per
     process for a bearer token and logged in again when the server says 401.
     """
 
@@ -92,6 +98,7 @@ class CogneeStore:
         self._token: str | None = None
         self._dataset_id: str | None = None
         self._client: httpx.Client | None = None
+        self._opening = threading.Lock()  # recalls on one set of services search from several threads
 
     @classmethod
     def from_config(cls, config: Config, project: Path) -> CogneeStore:
@@ -155,7 +162,8 @@ class CogneeStore:
         return held
 
     def get(self, item_id: str, *, timeout: float = 12.0) -> Item | None:
-        """The item stored under *item_id*, read back whole; None when the dataset has no such file."""
+        """The item stored under *item_id*, read back whole within ``timeout`` seconds; None when the
+        dataset has no such file."""
         deadline = time.monotonic() + timeout
         dataset_id = self._ensure_dataset(deadline)
         row = self._stored(dataset_id, deadline).get(_stem(item_id))
@@ -170,7 +178,7 @@ class CogneeStore:
         return _item(item_id, reply.body.decode("utf-8", "replace"), self.source)
 
     def settle(self, timeout: float) -> None:
-        """Wait until the dataset's cognify pipeline has completed."""
+        """Wait, at most ``timeout`` seconds, until the dataset's cognify pipeline has completed."""
         deadline = time.monotonic() + timeout
         dataset_id = self._ensure_dataset(deadline)
         while True:
@@ -188,9 +196,11 @@ class CogneeStore:
             time.sleep(0.5)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the connections; the next request opens new ones."""
+        with self._opening:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     # -- what memsift asks of Cognee ------------------------------------------
 
@@ -335,12 +345,13 @@ class CogneeStore:
         raise ConfigurationError(f"{said}; is MEMSIFT_COGNEE_URL a Cognee 1.6 server?")
 
     def _http(self) -> httpx.Client:
-        if self._client is None:
-            import httpx
+        with self._opening:  # one client, made once: a second one's connections would never close
+            if self._client is None:
+                import httpx
 
-            self._client = httpx.Client(base_url=self.url, headers={"User-Agent": "memsift"},
-                                        transport=self._transport)
-        return self._client
+                self._client = httpx.Client(base_url=self.url, headers={"User-Agent": "memsift"},
+                                            transport=self._transport)
+            return self._client
 
 
 class _Reply(NamedTuple):

@@ -60,7 +60,13 @@ def _add_exchange_column(db: sqlite3.Connection) -> None:
 
 
 class SQLiteStore:
-    """A ``Store`` in one SQLite file; ``add`` ignores ids it already holds."""
+    """A ``Store`` in one SQLite file at ``path``; ``add`` ignores ids it already holds.
+    ``on_damage(path, aside)`` is told when a damaged file was set aside and a new one made.
+
+    ``search(query, *, limit, timeout)`` and ``add(items, *, timeout)`` as ``types.Store`` says;
+    ``held(items, *, timeout)`` as ``types.ConfirmingStore`` says (the ``timeout`` goes unused: the
+    file answers at once, and the runner bounds the call).
+    """
 
     name = "embedded store"
     remote = False  # runs in-process: no breaker to mind

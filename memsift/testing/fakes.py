@@ -18,18 +18,48 @@ from typing import Any
 
 from attrs import evolve
 
-from .._text import content_words, stem
+from .._text import stems
+from ..costs import charge
 from ..errors import ServiceUnavailable
 from ..types import (
-    Answer, Category, Choice, ChoiceAnswer, Item, Kind, NoulAnswer, Question, Score, ScoreAnswer,
+    Answer, Category, Choice, ChoiceAnswer, Item, Kind, NoulAnswer, Question, Score, ScoreAnswer, Usage,
 )
+
+
+class Clock:
+    """A clock that moves only when told, for what memsift times (a breaker's cool-down, the outbox's
+    leases): ``clock()`` reads it, as ``time.time()`` is read; ``advance`` moves it. It reads
+    ``start`` at first (``START``, 2026-12-01 00:00 UTC, by default).
+
+    >>> clock = Clock()
+    >>> services = open_services(config, project, clock=clock)   # the store goes down, memory pauses...
+    >>> clock.advance(config.breaker_cooldown)                    # ...and the next call probes it again
+    >>> clock() - Clock.START
+    30.0
+    """
+
+    START = 1_796_083_200.0  # 2026-12-01 00:00 UTC
+
+    def __init__(self, start: float = START) -> None:
+        self._now = start
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` on."""
+        with self._lock:
+            self._now += seconds
 
 
 class MemoryStore:
     """A ``Store`` in a dict: items found by the share of the query's words they hold, best first.
 
-    Set ``down = True`` and every call raises ``ServiceUnavailable``, as a
-    store does when its service is away; ``remote`` says whether memsift minds
+    ``search(query, *, limit, timeout)`` and ``add(items, *, timeout)`` as ``types.Store`` says
+    (the ``timeout`` goes unused: a dict answers at once). Set ``down = True`` and every call
+    raises ``ServiceUnavailable``, as a store does when its service is away; ``remote`` says whether memsift minds
     a breaker for it (True, as for a real service).
     """
 
@@ -48,12 +78,12 @@ class MemoryStore:
 
     def search(self, query: str, *, limit: int, timeout: float) -> list[Item]:
         self._answering()
-        asked = {stem(w) for w in content_words(query)}
+        asked = stems(query)
         with self._lock:
             held = list(self.items.values())
         scored = []
         for item in held:
-            words = {stem(w) for w in content_words(item.text)}
+            words = stems(item.text)
             shared = len(asked & words) / (len(asked) or 1)
             if shared:
                 scored.append((shared, item))
@@ -75,11 +105,16 @@ class ScriptedDecider:
     ``novel(note, new)`` how a new note line stands to an older one
     (``"restates"``, ``"updates"`` or ``"differs"``). A Score question gets its
     middle level. Every call is recorded: the state it read and the questions
-    it was asked.
+    it was asked. With ``usage``, each question costs that much, as a remote
+    decider's does: charged to the path that asked (``costs.charge``) and
+    summed in ``spent``.
 
     >>> decider = ScriptedDecider(kind=Kind.REACTION)
     >>> recall(Message("thanks!"), evolve(services, decider=decider)).stopped_by
     'classify: reaction needs no memory'
+    >>> priced = ScriptedDecider(usage=Usage(1, 300, 1, 0.000015))
+    >>> recall(Message("why did we pick Stripe?"), evolve(services, decider=priced)).trace[1].usage
+    Usage(questions=1, tokens_in=300, tokens_out=1, usd=1.5e-05, calibrated=True)
     """
 
     name = "scripted decider"
@@ -89,18 +124,25 @@ class ScriptedDecider:
                  answers: Callable[[str, str], float] | None = None,
                  keep: Category | Mapping[str, float] = Category.DECISION,
                  fact: Callable[[str, str], float] | None = None,
-                 novel: Callable[[str, str], str] | None = None) -> None:
+                 novel: Callable[[str, str], str] | None = None, usage: Usage | None = None) -> None:
         self.kind, self.worth, self.keep = kind, worth, keep
         self.answers = answers or (lambda item, origin: 0.0)
         self.fact = fact or (lambda clause, origin: 0.5)
         self.novel = novel or (lambda note, new: "differs")
+        self.usage = usage
+        self.spent = Usage()
         self.calls: list[tuple[dict[str, Any], dict[str, Question]]] = []
         self._lock = threading.Lock()
 
     def decide(self, state: Mapping[str, Any], questions: Mapping[str, Question]) -> dict[str, Answer]:
+        answers = {qid: self._answer(question) for qid, question in questions.items()}
+        cost = sum((self.usage for _ in questions), Usage()) if self.usage is not None else Usage()
         with self._lock:
             self.calls.append((dict(state), dict(questions)))
-        return {qid: self._answer(question) for qid, question in questions.items()}
+            self.spent += cost
+        if questions and self.usage is not None:
+            charge(cost)
+        return answers
 
     def asked(self, task: str) -> list[Question]:
         """Every question of this task asked so far, in order."""

@@ -1,8 +1,9 @@
 """memsift inside a harness built on the real Claude Agent SDK, which runs the real Claude Code CLI
 (the one the SDK's wheel bundles, 2.1.332 as pinned in clis.py), offline against a fake model.
 
-The harness is this test process: ``MemsiftHooks().matchers()`` in
-``ClaudeAgentOptions(hooks=...)``, its callbacks awaited by the SDK. One note
+The harness is this test process: ``MemsiftHooks(services).matchers()`` in
+``ClaudeAgentOptions(hooks=...)``, its callbacks awaited by the SDK, on the
+services the test opened once for the repository. One note
 is kept beforehand; then, in a subfolder of a git repository:
 
 1. a question the note answers: its words reach the model's request;
@@ -24,7 +25,7 @@ from fake_models import FakeModel
 from test_agents import SEED, added_context
 
 from memsift import Exchange, load_config, open_services, retain
-from memsift._decisions import DecisionLog
+from memsift.hooks import DecisionLog
 from memsift_adapters.claude_agent_sdk import MemsiftHooks
 
 sdk = pytest.importorskip("claude_agent_sdk")
@@ -73,7 +74,7 @@ def replayed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         patch.setenv("MEMSIFT_HOME", str(root / "memsift-home"))
         services = open_services(load_config(), repo)
         assert retain(Exchange(SEED["user"], SEED["assistant"]), services).lines, "the seed was not kept"
-        memory = MemsiftHooks(retain=retain_mode)
+        memory = MemsiftHooks(services, background=retain_mode == "background")
         turns = []
         with FakeModel("anthropic") as model:
             env = environment(home, model)
@@ -91,8 +92,9 @@ def replayed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
             asyncio.run(replay())
         decisions = DecisionLog(root / "memsift-home").last(100)
-        return {"turns": turns, "notes": services.notebook.lines(), "decisions": decisions,
-                "connects": model.connects()}
+        notes = services.notebook.lines()
+        services.close()
+        return {"turns": turns, "notes": notes, "decisions": decisions, "connects": model.connects()}
 
 
 def test_recall_reaches_the_model_exactly_when_memory_answers(replayed):

@@ -1,0 +1,105 @@
+"""What an agent's hooks are built on, beyond the two paths: memsift's own (``memsift_adapters``) and
+one you write for another agent.
+
+A hook is a process per event, on the agent's hot path: it decides most
+messages before any pipeline is imported, finds the project, opens the
+services the settings name without ever failing the agent, recalls through
+the warm model server when one listens, keeps an exchange in a detached
+process (or spools it when the home cannot be written), tells each session
+its news once, and records what it decided for ``memsift doctor``.
+
+    >>> from memsift.hooks import open_guarded, project_root, surely_quiet
+    >>> surely_quiet("thanks, perfect")
+    True
+    >>> services, why, notice = open_guarded(project_root("/src/shop/api"), session="s1")
+
+The names, one line each. What their arguments mean: ``home`` is memsift's
+home (``default_home``), ``environ`` the environment the settings are read
+from (``os.environ`` when None), ``root`` / ``project_root`` the project's
+root (``project_root``), ``session`` the agent's session id, ``services``
+what ``open_guarded`` opened.
+
+- ``surely_quiet(text, environ=None)``: the message ``text`` needs no memory, decided with no
+  pipeline imported.
+- ``project_root(folder)``: the git work tree around ``folder`` (else the folder): one memory a project;
+  ``branch(root)``: the branch checked out there ('' when none), what a session brief prefers.
+- ``default_home(environ)``, ``project_folder(home, root)``: memsift's home, and the project's
+  folder in it, without reading the settings.
+- ``RECENT_TURNS``: how many turns before a message a hook reads from the transcript.
+- ``open_guarded(project_root, session, environ=None, *, served_wait=None)``: the services, or why
+  memory is off and the line for the session (``Opened``); never raises.
+- ``Health(home, *, cooldown=30.0, clock=time.time, listening=True)``: the breakers and notices
+  every hook shares (``news(session)``: what a session has not heard yet); ``cooldown`` seconds
+  before a service down is tried again, ``clock`` what time is read from, ``listening`` False for
+  a process nobody hears (its news waits for the next prompt). ``failed(service, reason, *,
+  kind="down", session="")``, ``broken(what, reason, *, session="")``: something went wrong, and
+  why; ``damaged(path, aside)``: a file was set aside.
+- ``keeping_news(home, folders, session, environ=None)``, ``services_keeping_news(services,
+  session, environ=None)``: the line for a session when exchanges cannot be kept in these
+  ``folders`` (a full or read-only home).
+- ``retain_or_wait(exchange, services, root, environ=None)``: ``retain``, or the exchange spooled
+  until the home can keep it; ``replay(services, environ=None, limit=20)``: keep at most ``limit``
+  exchanges that wait in the spool.
+- ``listening(home)``, ``request_for(environ, root, session, agent, message, turns,
+  loaded_files)``, ``served_recall(home, request)``, ``NotHeard``, ``MAX_MESSAGE_CHARS``: recall
+  ``message`` (with the ``turns`` before it, and the ``loaded_files`` the ``agent`` loads) in the
+  warm model server; ``answered(services, message, agent, root, environ=None)``: recall in process
+  and record it.
+- ``first_call(home, parts)``: False when another route already runs this very hook call;
+  ``forget_old(home, now=None)``: forget the calls older than two days before ``now``.
+- ``DecisionLog(home, *, max_bytes=...)``: what the hooks decided, one line per path, in a log
+  rotated past ``max_bytes`` (``record(agent, event, project, result, *, session)``, ``last(count)``).
+- ``private_folder(folder)``, ``open_regular(path)``: a folder its owner alone reads; a file opened
+  only if it is a regular file (a FIFO must not hang a hook).
+
+Names are imported on first use: ``from memsift.hooks import surely_quiet``
+imports that one's module, and nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._bounds import RECENT_TURNS
+    from ._decisions import DecisionLog
+    from ._files import open_regular, private_folder
+    from ._guarded import Opened, open_guarded
+    from ._health import Health
+    from ._home import default_home, project_folder
+    from ._once import first_call, forget_old
+    from ._project import branch, project_root
+    from ._quiet import surely_quiet
+    from ._served import MAX_MESSAGE_CHARS, NotHeard, answered, listening, request_for, served_recall
+    from ._spool import keeping_news, replay, retain_or_wait, services_keeping_news
+
+__all__ = [
+    "MAX_MESSAGE_CHARS", "RECENT_TURNS", "DecisionLog", "Health", "NotHeard", "Opened", "answered", "branch",
+    "default_home",
+    "first_call", "forget_old", "keeping_news", "listening", "open_guarded", "open_regular", "private_folder",
+    "project_folder", "project_root", "replay", "request_for", "retain_or_wait", "served_recall",
+    "services_keeping_news", "surely_quiet",
+]
+
+_MODULE_OF = {
+    "RECENT_TURNS": "_bounds", "DecisionLog": "_decisions", "open_regular": "_files", "private_folder": "_files",
+    "Opened": "_guarded", "open_guarded": "_guarded", "Health": "_health", "default_home": "_home",
+    "project_folder": "_home",
+    "first_call": "_once", "forget_old": "_once", "project_root": "_project", "branch": "_project",
+    "surely_quiet": "_quiet",
+    "MAX_MESSAGE_CHARS": "_served", "NotHeard": "_served", "answered": "_served", "listening": "_served",
+    "request_for": "_served", "served_recall": "_served", "keeping_news": "_spool", "replay": "_spool",
+    "retain_or_wait": "_spool", "services_keeping_news": "_spool",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'memsift.hooks' has no attribute {name!r}")
+    # The import statement's own machinery, not importlib's: ``python -X importtime`` then shows what
+    # a hook imported, as the hook tests and benchmarks read it.
+    return getattr(__import__(f"memsift.{_MODULE_OF[name]}", fromlist=[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

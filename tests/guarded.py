@@ -1,0 +1,29 @@
+"""The two paths as the hooks run them (``open_guarded``, then ``recall`` or ``retain``), for the tests
+that drive the embedded stack through a home's settings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from memsift._guarded import open_guarded
+from memsift.pipeline import recall, retain
+from memsift.types import Exchange, Message, Recall, Retained
+
+
+def guarded_recall(message: Message, project_root: str | os.PathLike[str],
+                   environ: Mapping[str, str] | None = None) -> Recall:
+    """``recall`` with the services the settings name, or nothing added and a notice why not."""
+    services, why, notice = open_guarded(project_root, message.session, environ)
+    if services is None:
+        return Recall("", (), None, (), f"settings: {why}", notice)
+    return recall(message, services)
+
+
+def guarded_retain(exchange: Exchange, project_root: str | os.PathLike[str],
+                   environ: Mapping[str, str] | None = None) -> Retained:
+    """``retain`` with the services the settings name, or nothing kept and a notice why not."""
+    services, why, notice = open_guarded(project_root, exchange.session, environ)
+    if services is None:
+        return Retained(False, None, (), (), (), f"settings: {why}", notice)
+    return retain(exchange, services)
