@@ -1,6 +1,8 @@
 """memsift in a harness built on the Claude Agent SDK: hook matchers for ``ClaudeAgentOptions``.
 
-Recall on UserPromptSubmit (what memory adds reaches the model as
+The session brief with a session's first prompt, and again with the first
+after a compaction (the SDK has no SessionStart hook of its own); recall on
+UserPromptSubmit (what memory adds reaches the model as
 ``additionalContext``), retain on Stop, awaited or in the background as the
 harness chooses, on the services the harness opened::
 
@@ -18,10 +20,11 @@ harness chooses, on the services the harness opened::
         await memory.settled()                   # background retains finish before the services close
 
 Each callback runs a path on those services, and opens nothing of its own:
-``recall`` and ``retain`` are memsift's (``arecall``, ``aretain``) unless the
-harness passes its own, a pipeline of its stages say
+``brief``, ``recall`` and ``retain`` are memsift's (``abrief``, ``arecall``,
+``aretain``) unless the harness passes its own, a pipeline of its stages say
 (``functools.partial(arecall, stages=notes_only)``); each is called as
-``recall(message, services, deadline=...)``.
+``recall(message, services, deadline=...)`` (``brief(services, session=...,
+focus=..., deadline=...)``).
 
 The SDK runs Claude Code, which writes the session's transcript as it
 always does: the recent turns and the exchange to keep are read from it, as
@@ -38,17 +41,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from attrs import evolve
 
-from memsift.pipeline import arecall, aretain
+from memsift.pipeline import abrief, arecall, aretain
 
 from .agent import Agent
 from .claude_code import loaded_files, read_turn
-from .hook import _decided, finished_exchange, hook_output, recall_message
+from .hook import OUTPUT_ITEMS, _decided, finished_exchange, hook_output, recall_message
 
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher
 
     from memsift.services import Services
-    from memsift.types import Exchange, Message, Recall, Retained
+    from memsift.types import Brief, Exchange, Message, Recall, Retained
 
 AGENT = Agent("claude-agent-sdk", read_turn, loaded_files)
 Output = dict[str, Any]
@@ -59,6 +62,13 @@ class Recaller(Protocol):
 
     def __call__(self, message: Message, services: Services, *, deadline: float | None = None) -> Awaitable[Recall]:
         ...
+
+
+class Briefer(Protocol):
+    """What gives a session its brief: ``memsift.abrief``, or the same over stages of one's own."""
+
+    def __call__(self, services: Services, *, session: str = "", focus: str = "",
+                 deadline: float | None = None) -> Awaitable[Brief]: ...
 
 
 class Retainer(Protocol):
@@ -72,16 +82,17 @@ class MemsiftHooks:
     """The hooks, on the services the harness opened, and the retains still running in the background.
 
     ``services``: what every path runs on (``open_services(config, project_root=...)``), the
-    harness's to close. ``recall``, ``retain``: the paths (memsift's by default). ``background``:
+    harness's to close. ``brief``, ``recall``, ``retain``: the paths (memsift's by default). ``background``:
     retain in a task of its own (True) or before the turn ends (False). ``deadline``: seconds each
     path may take (None: only the stages' own budgets); past it, nothing is added, and what a
     retain wrote stays written (its store item waits in the outbox).
     """
 
-    def __init__(self, services: Services, *, recall: Recaller = arecall, retain: Retainer = aretain,
-                 background: bool = True, deadline: float | None = None) -> None:
+    def __init__(self, services: Services, *, brief: Briefer = abrief, recall: Recaller = arecall,
+                 retain: Retainer = aretain, background: bool = True, deadline: float | None = None) -> None:
         self.services = services
-        self.recall, self.retain = recall, retain
+        self.brief, self.recall, self.retain = brief, recall, retain
+        self._briefed: set[object] = set()  # the sessions given their brief since they started or were compacted
         self.background = background
         self.deadline = deadline
         self._running: set[asyncio.Task[None]] = set()
@@ -90,10 +101,11 @@ class MemsiftHooks:
         self._prompts: dict[object, str] = {}
 
     def matchers(self) -> dict[str, list[HookMatcher]]:
-        """``ClaudeAgentOptions(hooks=...)``: recall on UserPromptSubmit, retain on Stop."""
+        """``ClaudeAgentOptions(hooks=...)``: the brief and recall on UserPromptSubmit, retain on Stop,
+        the brief again after PreCompact."""
         from claude_agent_sdk import HookMatcher
 
-        callbacks = {"UserPromptSubmit": self.on_prompt, "Stop": self.on_stop}
+        callbacks = {"UserPromptSubmit": self.on_prompt, "Stop": self.on_stop, "PreCompact": self.on_compact}
         return {event: [HookMatcher(hooks=[callback])] for event, callback in callbacks.items()}  # type: ignore[list-item]
 
     async def on_prompt(self, payload: dict[str, Any], tool_use_id: str | None, context: Any) -> Output:
@@ -103,6 +115,15 @@ class MemsiftHooks:
             return await self._recalled(payload)
         except Exception as exc:  # fail open: the session goes on, the user hears why once
             return {"systemMessage": f"memsift: recall failed: {type(exc).__name__}: {exc}"}
+
+    async def on_compact(self, payload: dict[str, Any], tool_use_id: str | None, context: Any) -> Output:
+        """The session's context is about to be compacted: what it was given leaves it, and its next
+        prompt comes with the brief again."""
+        session = payload.get("session_id")
+        self._briefed.discard(session)
+        if self.services.session_log is not None and isinstance(session, str):
+            self.services.session_log.forget(session)
+        return {}
 
     async def on_stop(self, payload: dict[str, Any], tool_use_id: str | None, context: Any) -> Output:
         """Keep what the exchange just finished deserves: awaited, or in a task of its own."""
@@ -133,11 +154,28 @@ class MemsiftHooks:
     async def _recalled(self, payload: dict[str, Any]) -> Output:
         from memsift.hooks import surely_quiet
 
+        given = await self._brief(payload)  # first: what the brief shows, recall does not add again
         if surely_quiet(payload["prompt"]):  # before the transcript is read, as the command-line hook does
-            return {}
+            return hook_output("UserPromptSubmit", given, None, most=None)
         result = await self.recall(recall_message(AGENT, payload), self._for(payload), deadline=self.deadline)
         _decided(AGENT, "UserPromptSubmit", payload, result)
-        return hook_output("UserPromptSubmit", result.text, result.notice)
+        context = "\n\n".join(part for part in (given, result.text) if part)
+        # A brief is bounded by its own budget, recall by max_items: the item cap is for recall alone.
+        return hook_output("UserPromptSubmit", context, result.notice, most=None if given else OUTPUT_ITEMS)
+
+    async def _brief(self, payload: dict[str, Any]) -> str:
+        """The session's brief, the first time one of its prompts is seen (since it started or was
+        compacted); '' after."""
+        from memsift.hooks import branch, project_root
+
+        session = payload.get("session_id")
+        if session in self._briefed:
+            return ""
+        self._briefed.add(session)
+        focus = branch(project_root(payload["cwd"]))
+        result = await self.brief(self._for(payload), session=str(session or ""), focus=focus,
+                                  deadline=self.deadline)
+        return result.text
 
     async def _retained(self, payload: dict[str, Any], exchange: Exchange) -> None:
         _decided(AGENT, "Stop", payload, await self.retain(exchange, self.services, deadline=self.deadline))

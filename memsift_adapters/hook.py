@@ -321,21 +321,23 @@ def _say(event: str, context: str, notice: str | None) -> None:
 
 
 def output_line(event: str, context: str, notice: str | None) -> str:
-    """The JSON line for the agent, at most ``OUTPUT_ITEMS`` items and ``OUTPUT_CHARS`` characters.
+    """The JSON line for the agent, at most ``OUTPUT_ITEMS`` items of recall (a brief's, as many as its
+    budget holds) and ``OUTPUT_CHARS`` characters.
 
     >>> len(output_line("UserPromptSubmit", "Project memory ...\\n- " + "x" * 20_000, None)) <= OUTPUT_CHARS
     True
     """
-    return json.dumps(hook_output(event, context, notice))
+    return json.dumps(hook_output(event, context, notice, most=OUTPUT_ITEMS if event == "UserPromptSubmit" else None))
 
 
-def hook_output(event: str, context: str, notice: str | None) -> dict[str, Any]:
-    """What a hook answers the agent (``output_line``'s object, for a harness that takes it as is):
-    the context for the model, a notice for the user too; ``{}`` when there is neither."""
+def hook_output(event: str, context: str, notice: str | None, *, most: int | None = OUTPUT_ITEMS) -> dict[str, Any]:
+    """What a hook answers the agent for ``event`` (``output_line``'s object, for a harness that takes
+    it as is): the ``context`` for the model, at most ``most`` of its items (None: as many as
+    ``OUTPUT_CHARS`` holds: a brief is bounded by its own budget), a ``notice`` for the user too;
+    ``{}`` when there is neither."""
     if not (context or notice):
         return {}
     budget = OUTPUT_CHARS - 120  # the keys, the event's name and the quotes
-    most = OUTPUT_ITEMS if event == "UserPromptSubmit" else None  # a brief is bounded by its own budget
     output: dict[str, Any] = {}
     if notice:
         output["systemMessage"] = _fitted(f"memsift: {notice}", budget // 4)

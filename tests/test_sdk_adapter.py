@@ -38,18 +38,33 @@ def call(callback, payload):
     return asyncio.run(callback(payload, None, {"signal": None}))
 
 
-def test_the_matchers_are_the_sdks_own_for_prompt_and_stop(services):
+def test_the_matchers_are_the_sdks_own_for_prompt_stop_and_compaction(services):
     from claude_agent_sdk import HookMatcher
 
     matchers = MemsiftHooks(services).matchers()
 
-    assert set(matchers) == {"UserPromptSubmit", "Stop"}
+    assert set(matchers) == {"UserPromptSubmit", "Stop", "PreCompact"}
     assert all(isinstance(m, HookMatcher) and len(m.hooks) == 1 for ms in matchers.values() for m in ms)
 
 
 def test_a_quiet_prompt_gets_nothing(repo, services):
     assert call(MemsiftHooks(services).on_prompt, {"session_id": "s1", "cwd": str(repo), "prompt": "thanks!",
                                                    "transcript_path": ""}) == {}
+
+
+def test_a_sessions_first_prompt_comes_with_its_brief_and_again_after_a_compaction(repo, services):
+    services.notebook.append(["The job lock is a Postgres advisory lock. (constraint 2026-11-02 ex-11111111)"])
+    memory = MemsiftHooks(services)
+    prompt = {"session_id": "s1", "cwd": str(repo), "prompt": "thanks!", "transcript_path": ""}
+
+    first, second = call(memory.on_prompt, prompt), call(memory.on_prompt, prompt)
+    call(memory.on_compact, {"session_id": "s1", "cwd": str(repo), "trigger": "auto"})
+    after = call(memory.on_prompt, prompt)
+
+    assert "advisory lock" in first["hookSpecificOutput"]["additionalContext"]
+    assert second == {}  # the brief is in the session's context already; "thanks!" needs nothing more
+    assert "advisory lock" in after["hookSpecificOutput"]["additionalContext"]
+    assert call(memory.on_prompt, {**prompt, "session_id": "s2"})["hookSpecificOutput"]  # another session's own
 
 
 def test_a_payload_without_a_prompt_is_told_to_the_user_and_raises_nothing(repo, services):

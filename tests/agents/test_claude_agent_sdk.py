@@ -3,13 +3,16 @@
 
 The harness is this test process: ``MemsiftHooks(services).matchers()`` in
 ``ClaudeAgentOptions(hooks=...)``, its callbacks awaited by the SDK, on the
-services the test opened once for the repository. One note
-is kept beforehand; then, in a subfolder of a git repository:
+services the test opened once for the repository, with a session brief that
+holds one fact. One note is kept beforehand; then, in a subfolder of a git
+repository:
 
-1. a question the note answers: its words reach the model's request;
+1. a question the note answers: the session's brief, with the note, reaches
+   the model's request with it (nothing more is added: the brief gave it);
 2. a choice with its reason: nothing to add, Stop keeps it;
-3. a new session asks about that choice: what Stop kept reaches the model;
-4. a thank-you: nothing added, nothing kept.
+3. a new session asks about that choice: its brief holds it now, the newest;
+4. it asks about the note again: the brief had no room for it, recall adds it;
+5. a thank-you: nothing added, nothing kept.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 import pytest
 from fake_models import FakeModel
-from test_agents import SEED, added_context
+from test_agents import BRIEF_CHARS, SEED, added_context, brief_in
 
 from memsift import Exchange, load_config, open_services, retain
 from memsift.hooks import DecisionLog
@@ -32,12 +35,15 @@ sdk = pytest.importorskip("claude_agent_sdk")
 pytestmark = pytest.mark.agents
 
 CHOICE = "Queues: RabbitMQ over Kafka, because the operations team already runs RabbitMQ and Kafka needs ZooKeeper."
-SCRIPT = [  # (prompt, the model's reply, a new session?, what memory should add, or None)
+# (prompt, the model's reply, a new session?, what the session's brief holds, what memory adds to the message)
+SCRIPT = [
     ("why does the worker run out of memory at night again?",
-     "The nightly export loads every order at once; the heap is capped at 1536 MB.", True, "1536 MB"),
-    ("Should we use RabbitMQ or Kafka for the job queue?", CHOICE, False, None),
-    ("why did we pick RabbitMQ over Kafka again?", "Operations already run RabbitMQ.", True, "ZooKeeper"),
-    ("thanks, that helps", "Glad it helps.", False, None),
+     "The nightly export loads every order at once; the heap is capped at 1536 MB.", True, "1536 MB", None),
+    ("Should we use RabbitMQ or Kafka for the job queue?", CHOICE, False, "1536 MB", None),
+    ("why did we pick RabbitMQ over Kafka again?", "Operations already run RabbitMQ.", True, "ZooKeeper", None),
+    ("the worker ran out of memory again at night, what heap cap did we set for it?",
+     "1536 MB, in deploy/worker.yaml.", False, "ZooKeeper", "1536 MB"),
+    ("thanks, that helps", "Glad it helps.", False, "ZooKeeper", None),
 ]
 
 
@@ -72,6 +78,7 @@ def replayed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MEMSIFT_HOME", str(root / "memsift-home"))
+        patch.setenv("MEMSIFT_BRIEF_CHARS", BRIEF_CHARS)
         services = open_services(load_config(), repo)
         assert retain(Exchange(SEED["user"], SEED["assistant"]), services).lines, "the seed was not kept"
         memory = MemsiftHooks(services, background=retain_mode == "background")
@@ -81,14 +88,14 @@ def replayed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
             async def replay() -> None:
                 session = ""
-                for prompt, reply, new_session, expected in SCRIPT:
+                for prompt, reply, new_session, briefed, expected in SCRIPT:
                     model.reply = reply
                     before = len(model.turns())
                     session = await ask(prompt, "" if new_session else session, memory, work, env)
                     await memory.settled()  # a background retain ends before the next prompt
                     asked = model.turns()[before:]
                     assert len(asked) == 1, f"{len(asked)} model requests for {prompt!r}"
-                    turns.append((prompt, expected, added_context(asked[0], prompt)))
+                    turns.append((prompt, briefed, expected, brief_in(asked[0]), added_context(asked[0], prompt)))
 
             asyncio.run(replay())
         decisions = DecisionLog(root / "memsift-home").last(100)
@@ -97,8 +104,14 @@ def replayed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         return {"turns": turns, "notes": notes, "decisions": decisions, "connects": model.connects()}
 
 
+def test_the_brief_reaches_the_model_with_each_sessions_first_prompt(replayed):
+    for prompt, briefed, _, brief, _ in replayed["turns"]:
+        assert briefed in brief, f"{prompt!r} should have come with a brief holding {briefed!r}; it had {brief!r}"
+    assert "1536 MB" not in replayed["turns"][2][3]  # one fact fits: the newest
+
+
 def test_recall_reaches_the_model_exactly_when_memory_answers(replayed):
-    for prompt, expected, added in replayed["turns"]:
+    for prompt, _, expected, _, added in replayed["turns"]:
         if expected is None:
             assert added == "", f"memsift added context to {prompt!r}: {added!r}"
         else:
