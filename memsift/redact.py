@@ -109,6 +109,9 @@ def said_in_prose(match: "re.Match[str]", kind: str) -> Verdict | None:
     end = begin + len(value)
     if text[match.start() - 1 : match.start()] in (":", "/", "_", "-", ".") or text[end : end + 1] in ("(", "["):
         return None  # `...:secret:prod/db`, `token(`: a field of a name, a call
+    quote = text[begin - 1 : begin]
+    if quote in ("`", "'", '"') and text[end : end + 1] != quote:
+        return None  # a quoted value the pattern stopped inside: the assignment rule takes it whole
     lead = text[max(0, match.start() - 24) : match.start()].lower().split()
     gap = match["gap"].lower()
     if gap.find(")") > gap.find("(") == -1:
@@ -117,9 +120,6 @@ def said_in_prose(match: "re.Match[str]", kind: str) -> Verdict | None:
     key_id = re.search(r"access[ _-]?keys?\W+id\W*(?:is\W*)?$", match["word"].lower() + gap)
     if (lead and lead[-1].strip("`'\"(") in _NOT_SECRET_KEYS) or (not key_id and _names_a_non_secret(gap)):
         return None
-    quote = text[begin - 1 : begin]
-    if quote in ("`", "'", '"') and text[end : end + 1] != quote:
-        return None  # a quoted value the pattern stopped inside: the assignment rule takes it whole
     if "=" in gap or "=" in value.rstrip("=") or re.fullmatch(_CODE_REFERENCE, value):
         return None  # `name = value` is the assignment rule's; `attempts=3` is a log field
     if value.startswith(_PUBLISHABLE_PREFIXES) or re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value):
@@ -155,7 +155,7 @@ def login_pair(match: "re.Match[str]", kind: str) -> Verdict | None:
 
 def _names_a_non_secret(gap: str) -> bool:
     """Whether the words before a value say it is an id, a hash, a commit (`the key fix is in commit <sha>`)."""
-    return any(re.search(r"(?<![a-z])" + word + r"(?![a-z])", gap) for word in _NAMES_OF_NON_SECRETS)
+    return re.search(r"(?<![a-z])(?:" + "|".join(_NAMES_OF_NON_SECRETS) + r")(?![a-z])", gap) is not None
 
 
 def _prose_kind(word: str) -> str:
@@ -654,8 +654,8 @@ RULES: tuple[Rule, ...] = (
          r"(?i)(?<![\w-])(?P<word>" + _PROSE_WORDS + r")(?![\w-])"
          r"(?P<gap>(?:[^\n`'\"]|(?<=[A-Za-z])'(?=[A-Za-z])){0,60}?)[`'\"]?"  # an apostrophe inside a word
          # A digit or a symbol in it: a plain word ("servidor") would end the match before the value.
-         r"(?=[A-Za-z0-9_+/=.~!@#$%^&*-]{0,255}[0-9_+/=~!@#$%^&*])"
-         r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_+/=.~!@#$%^&*-]{7,255})(?![\w+/=~!@#$%^&*-])",
+         r"(?<![A-Za-z0-9_+/.~!@#$%^&*-])(?=[A-Za-z0-9_+/=.~!@#$%^&*-]{0,255}?[0-9_+/=~!@#$%^&*])"
+         r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_+/=.~!@#$%^&*-]{7,255}+)(?![\w+/=~!@#$%^&*-])",
          mentioning("key", "secret", "token", "pass", "pwd", "cred", "cle", "clé", "jeton", "schl",
                     "kennwort", "contrase", "clave", "wachtwoord", "sleutel", "senha", "chave", "parola", "chiave"),
          said_in_prose),
