@@ -35,6 +35,7 @@ from .config import Config, default_home, load_config, setting_sources
 from ._decisions import DecisionLog
 from .errors import MemsiftError
 from ._install import AGENTS, TIMEOUTS, trust_entries
+from .screen import terminal_safe
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SECRET_NAMES = ("_key", "_password", "_token", "_secret")  # a setting named so is never printed
@@ -180,11 +181,12 @@ _WRITE_FIXES = {"no space left on device": "free space on its disk", "read-only 
 def _keeping_checks(config: Config, root: Path, environ: Mapping[str, str]) -> list[Check]:
     """Whether memory's files are the user's own (``_trust.py``) and exchanges can be kept (``_spool.py``)."""
     from ._spool import cannot_write, spool_folder, waiting
-    from ._trust import not_yours, untrusted_files
+    from ._trust import untrusted_files
 
     folder = config.project_dir(root)
-    foreign = [d for d in (not_yours(config.home / "config.toml"),) if d] + untrusted_files(config.home, folder)
-    checks = [Check("project", "not yours", FAIL, f"{d.reason}: memory is off for this project; fix: {d.fix}")
+    foreign = untrusted_files(config.home, folder)
+    checks = [Check("project", "not yours", FAIL, f"{d.reason}: memory is off for "
+                    f"{'this project' if d.reason.startswith(str(folder)) else 'every project'}; fix: {d.fix}")
               for d in foreign]
     why = cannot_write(folder)
     if why:
@@ -671,7 +673,8 @@ def format_report(report: Report) -> str:
             out += [_check_line(c, names) for c in checks]
     out += ["", f"last decisions ({len(report.decisions)}, oldest first)"]
     out += [line for entry in report.decisions for line in _decision_lines(entry)] or ["  none yet"]
-    return "\n".join(out)
+    # Stored text (a note, a log line, a decision's notice, a path) reaches the terminal escaped.
+    return terminal_safe("\n".join(out), lines=True)
 
 
 def _check_line(check: Check, names: int) -> str:
