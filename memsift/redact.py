@@ -213,15 +213,30 @@ def cookie_value(match: "re.Match[str]", kind: str) -> Verdict | None:
 
 
 def strong_pair(match: "re.Match[str]", kind: str) -> Verdict | None:
-    """Judge for a `user / password` pair no login word announces (`the staging box is root / Hq3$vT9mKp2w`):
-    the second half must be a made password of all four kinds, which no path, region or ratio is."""
+    """Judge for a `user / password` pair no login word announces (`the staging box is root / Hq3$vT9mKp2w`,
+    `root:Hq3$vT9mKp2w`): before the slash, a user that opens a clause or follows `is`, `as`, `with`...;
+    the password must be made of all four kinds, which no path, region or ratio is."""
     value = match["secret"].rstrip(".,;)")
     kinds = (any(c.islower() for c in value) + any(c.isupper() for c in value) + _has_digit(value)
              + any(not c.isalnum() for c in value))
-    if kinds < 4 or (match["user"] or "").isdigit() or _looks_like_placeholder(value):
+    if kinds < 4 or _looks_like_placeholder(value):
+        return None
+    if "account" not in match.re.groupindex and not _pair_user_stands_alone(match.string, match.start()):
         return None
     begin = match.start("secret")
     return begin, begin + len(value), kind
+
+
+def _pair_user_stands_alone(text: str, slash_at: int) -> bool:
+    """Whether the word before a pair's slash is a user a sentence hands over: a name that starts with a
+    letter, after `is`, `as`, `with`... or where a clause opens."""
+    before = text[max(0, slash_at - 100) : slash_at]
+    found = re.search(r"(?:^|(?<=[\s(,;:=]))[`'\"]?(?P<user>[A-Za-z][\w.@+-]{0,63})[`'\"]?$", before)
+    if found is None:
+        return False
+    lead = before[: found.start()]
+    return (not lead.strip() and slash_at - len(before) == 0) or bool(
+        re.search(r"(?i)(?:(?<![\w-])(?:is|are|as|with|use|using|via|takes|it's)[ \t]+|[(,;:=][ \t]*|\n[ \t]*)$", lead))
 
 
 def containing(*literals: str) -> Trigger:
@@ -413,6 +428,9 @@ _NOT_SECRET_KEYS = frozenset(_NOT_CREDENTIAL_NAMES) | {"ssh", "gpg", "pgp", "hos
 
 
 _PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ")
+# Accounts every machine has, which `<account>:<password>` hands over without a login word.
+_ACCOUNTS = ("root", "admin", "administrator", "sa", "postgres", "ubuntu", "ec2-user", "pi", "deploy", "ops", "oracle",
+             "mysql", "guest", "jenkins", "git", "ci")
 # Cookie names that hold a session or a login.
 _SESSION_NAME = (r"^(?:sessionid|session_?id|sessid|session|phpsessid|jsessionid|asp\.net_sessionid|connect\.sid|"
                  r"_?[a-z0-9]+_session|remember_(?:user_)?token|_?csrf(?:token)?|xsrf-token)$")
@@ -461,8 +479,8 @@ def _may_hand_over_login(text: str, folded: str) -> bool:
 
 
 def _may_hand_over_pair(text: str, folded: str) -> bool:
-    """Trigger of the unannounced pair rule: a blank-wrapped slash, or a colon, and a symbol a made password has."""
-    return (" / " in text or ":" in text) and any(c in text for c in "!#$%&*?@^~+=")
+    """Trigger of the unannounced pair rule: a slash, and a symbol a made password has."""
+    return "/" in text and any(c in text for c in "!#$%&*?@^~+=")
 
 
 def _value_after_blank(following: str) -> str:
@@ -474,7 +492,7 @@ def _value_after_blank(following: str) -> str:
 
 
 def _has_digit(value: str) -> bool:
-    return any(c.isdigit() for c in value)
+    return re.search(r"\d", value) is not None  # in C: a judge asks it of every value a rule finds
 
 
 def _name_before(text: str, end: int) -> str:
@@ -723,7 +741,7 @@ RULES: tuple[Rule, ...] = (
          r"(?:\bauth[ \t]*=[ \t]*\(|(?:HTTP(?:Basic|Digest|Proxy)Auth|\bBasicAuth|UsernamePasswordCredentials|"
          r"NetworkCredential|[Ss]etBasicAuth|PasswordAuthentication)[ \t]*\()[ \t]*(?:\w+[ \t]*=[ \t]*)?"
          r"[bru]?[\"'][^\"'\n]{1,64}[\"'][ \t]*,[ \t]*(?:\w+[ \t]*=[ \t]*)?[bru]?[\"'](?P<secret>[^\"'\n]{1,256})[\"']",
-         mentioning("auth", "credential"), contextual),
+         containing("auth=", "auth =", "Auth(", "Auth (", "Credentials(", "Credential(", "BasicAuth"), contextual),
     # A cookie: `Cookie: sessionid=...`, `Set-Cookie: _shop_session=...`, `curl -b 'PHPSESSID=...'`.
     Rule("cookie", r"(?<![\w.$!#%&*+^|~-])(?P<name>[A-Za-z0-9_.$!#%&*+^|~-]{1,64})=(?P<secret>[^;\s\"',&]{8,4096})",
          mentioning("cookie", "sess", "connect.sid", "remember", "csrf", "xsrf"), cookie_value),
@@ -749,7 +767,8 @@ RULES: tuple[Rule, ...] = (
     # and punctuation may stand between: not a line break, not another value's quotes.
     Rule("token",
          r"(?i)(?<![\w-])(?P<word>" + _PROSE_WORDS + r")(?![\w-])"
-         r"(?P<gap>(?:[^\n`'\"]|(?<=[A-Za-z])'(?=[A-Za-z])){0,60}?)[`'\"]?"  # an apostrophe inside a word
+         # no `=` in it: `name = value` is the assignment rule's (the judge would refuse it)
+         r"(?P<gap>(?:[^\n`'\"=]|(?<=[A-Za-z])'(?=[A-Za-z])){0,60}?)[`'\"]?"  # an apostrophe inside a word
          # A digit or a symbol in it: a plain word ("servidor") would end the match before the value.
          r"(?<![A-Za-z0-9_+/.~!@#$%^&*-])(?=[A-Za-z0-9_+/=.~!@#$%^&*-]{0,255}?[0-9_+/=~!@#$%^&*])"
          r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_+/=.~!@#$%^&*-]{7,255}+)(?![\w+/=~!@#$%^&*-])",
@@ -765,13 +784,13 @@ RULES: tuple[Rule, ...] = (
          _may_hand_over_login, login_pair),
     # A pair no login word announces, after `is`, `as`, `with` or a colon: `the staging box is root / Hq3$vT9mKp2w`,
     # `root:Hq3$vT9mKp2w works`. The password must be of all four kinds.
-    Rule("password",
-         r"(?i)(?:(?:(?<![\w-])(?:is|are|as|with|use|using|via|takes|it's)[ \t]+|(?<![^\s(,;:=])|^)[`'\"]?"
-         r"(?P<user>[A-Za-z][\w.@+-]{0,63})[`'\"]?[ \t]{1,3}/[ \t]{1,3}[`'\"]?"
-         # glued by a colon, only an account every machine has: `h1:<hash>` and `SHA256:<fingerprint>` are no login
-         r"|(?<![\w.:/@-])(?P<account>root|admin|administrator|sa|postgres|ubuntu|ec2-user|pi|deploy|ops|oracle|"
-         r"mysql|guest|jenkins|git|ci)(?P<colon>:))(?P<secret>[^\s`'\"/:]{8,128})",
+    # Found at the slash, cheaper than at every word: the judge reads the user before it.
+    Rule("password", r"(?<=[\w.@+`'\"-])[`'\"]?[ \t]{1,3}/[ \t]{1,3}[`'\"]?(?P<secret>[^\s`'\"/:]{8,128})",
          _may_hand_over_pair, strong_pair),
+    # Glued by a colon, only an account every machine has: `h1:<hash>` and `SHA256:<fingerprint>` are no login.
+    Rule("password",
+         r"(?i)(?<![\w.:/@-])(?P<account>" + "|".join(_ACCOUNTS) + r"):(?P<secret>[^\s`'\"/:]{8,128})",
+         mentioning(*(f"{account}:" for account in _ACCOUNTS)), strong_pair),
     # Anything assigned to a name that says it holds a credential.
     Rule("secret", _ASSIGNMENT, _may_assign_credential, assignment),
 )
