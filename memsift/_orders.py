@@ -329,7 +329,7 @@ _LOOK_ALIKES = str.maketrans(
 
 
 def _has(text: str, *literals: str) -> bool:
-    return any(literal in text for literal in literals)
+    return any(map(text.__contains__, literals))
 
 
 def _search(source: str, text: str, anchored: bool = False) -> re.Match[str] | None:

@@ -241,12 +241,12 @@ def _pair_user_stands_alone(text: str, slash_at: int) -> bool:
 
 def containing(*literals: str) -> Trigger:
     """Trigger on any of the literals, as written."""
-    return lambda text, folded: any(literal in text for literal in literals)
+    return lambda text, folded: any(map(text.__contains__, literals))  # map: no generator frame per literal
 
 
 def mentioning(*literals: str) -> Trigger:
     """Trigger on any of the lower-case literals, in any case."""
-    return lambda text, folded: any(literal in folded for literal in literals)
+    return lambda text, folded: any(map(folded.__contains__, literals))
 
 
 def always(text: str, folded: str) -> bool:

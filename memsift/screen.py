@@ -55,12 +55,13 @@ def screen(items: Sequence[Item], services: Services) -> Screened:
     from attrs import evolve
 
     from ._orders import reads_as_orders
+    from .stages.path import scrubber
 
     if not items:
         return Screened((), ())
     distrust = _distrusted_sources(services)
     scope = getattr(services.store, "source", None)
-    redact = services.redactor.redact
+    redact = scrubber(services.redactor)  # remembered: the judge redacts what it asks about again
     kept: list[Item] = []
     dropped: list[str] = []
     for item in items:

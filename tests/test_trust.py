@@ -368,3 +368,17 @@ def test_doctor_says_how_to_make_a_folder_of_the_home_yours(shop):
     assert report.returncode == 1
     assert f"{home / 'calls'} can be written by others" in report.stdout
     assert f"memory is off for every project; fix: chmod go-w '{home / 'calls'}'" in report.stdout
+
+
+def test_doctor_says_a_socket_others_may_write_is_not_talked_to(shop):
+    from hostile import Listener
+
+    home, project = shop
+    seed_notes(home, project, STRIPE_NOTE)
+    (home / "serve").mkdir(mode=0o700)
+    socket_path = home / "serve" / "embed.sock"
+    with Listener(socket_path, PLANTED_ANSWER):
+        socket_path.chmod(0o666)
+        report = doctor(home, project)
+
+    assert f"{socket_path} can be written by others (mode 0o666): hooks do not talk to it" in report.stdout
