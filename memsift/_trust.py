@@ -1,17 +1,23 @@
 """Files memsift trusts are the user's own: what it reads as memory, no one else could have written.
 
-memsift's home, a project's folder, its notes (and the file a notes link
-points to), its notes index and its embedded store are used only when the
-user owns them and neither their group nor others may write them. Anything
-else could hold a note someone planted, to be injected into the agent's
-context as memory, or a link that would have memsift append to a file that
-is not memory at all (an ``authorized_keys``). Then memory is off for that
-project, and the line says why; ``memsift doctor`` says how to fix it.
+memsift's home, every folder it uses there (``projects``, ``serve``,
+``calls``, ``sessions``, ``installs``) and the files it reads or appends to
+at its top, a project's folder, its notes (and the file a notes link points
+to), its notes index and its embedded store are used only when the user owns
+them and neither their group nor others may write them, links resolved.
+Anything else could hold a note someone planted, to be injected into the
+agent's context as memory, a link that would have memsift append to a file
+that is not memory at all (an ``authorized_keys``), or a socket another
+user's server listens on, which a hook would send the user's prompt to. Then
+memory is off (for the user, when it is the home; for that project
+otherwise), and the line says why; ``memsift doctor`` says how to fix it.
 
     >>> [d.reason for d in untrusted_files(home, project_folder(home, "/src/shop"))]
     ['/home/u/.local/share/memsift/projects/shop-1a2b3c4d/notes.md can be written by others (mode 0o666)']
+    >>> home_not_yours(Path("/tmp/shared-home")).reason
+    '/tmp/shared-home/serve is owned by uid 1001, not by you (uid 1000)'
 
-A few ``lstat`` calls: the prompt hook pays for the home's only.
+A dozen ``lstat`` calls: the prompt hook pays for the home's.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from typing import NamedTuple
 
 # The files of a project's folder that hold memory: a planted one would be injected, or written to.
 MEMORY_FILES = ("notes.md", "notes.index.sqlite", "store.sqlite")
+# What memsift uses in its home: the folders it makes, the files it reads or appends to at the top.
+HOME_FOLDERS = ("projects", "serve", "calls", "sessions", "installs")
+HOME_FILES = ("config.toml", "health.json", "decisions.jsonl", "decisions.jsonl.1", "hooks.log")
 
 
 class Distrust(NamedTuple):
@@ -55,7 +64,35 @@ def not_yours(path: Path) -> Distrust | None:
     return None
 
 
+def home_not_yours(home: Path) -> Distrust | None:
+    """Why memsift's home is not the user's own (it, a folder memsift uses there or a file it reads or
+    appends to, links resolved); None when all are, or are missing. Nothing in such a home is read or
+    written, and its server is not talked to."""
+    for path in _home_paths(home):
+        why = not_yours(path)
+        if why is not None:
+            return why
+    return None
+
+
 def untrusted_files(home: Path, project: Path) -> list[Distrust]:
-    """What is not the user's own of the home, the project's folder and its memory files."""
-    paths = [home, home / "projects", project, *(project / name for name in MEMORY_FILES)]
+    """What is not the user's own of the home (its folders and files), the project's folder and its memory files."""
+    paths = [*_home_paths(home), project, *(project / name for name in MEMORY_FILES)]
     return [why for path in paths if (why := not_yours(path))]
+
+
+def _home_paths(home: Path) -> list[Path]:
+    return [home, *(home / name for name in HOME_FOLDERS + HOME_FILES)]
+
+
+def socket_not_yours(path: Path) -> str | None:
+    """Why the Unix socket at *path* is not one of the user's own servers' (not a socket, another owner,
+    writable by others); None when it is. A missing one raises FileNotFoundError, as connecting would."""
+    info = os.lstat(path)
+    if not stat.S_ISSOCK(info.st_mode):
+        return f"{path} is not a socket"
+    if info.st_uid != os.getuid():
+        return f"{path} is owned by uid {info.st_uid}, not by you (uid {os.getuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} can be written by others (mode {oct(stat.S_IMODE(info.st_mode))})"
+    return None

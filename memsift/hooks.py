@@ -51,6 +51,8 @@ what ``open_guarded`` opened.
   rotated past ``max_bytes`` (``record(agent, event, project, result, *, session)``, ``last(count)``).
 - ``private_folder(folder)``, ``open_regular(path)``: a folder its owner alone reads; a file opened
   only if it is a regular file (a FIFO must not hang a hook).
+- ``home_not_yours(home)``: why memsift's ``home`` (or a folder or file it uses there, links
+  resolved) is not the user's own, or None: then nothing in it is read, written or talked to.
 
 Names are imported on first use: ``from memsift.hooks import surely_quiet``
 imports that one's module, and nothing else.
@@ -72,13 +74,13 @@ if TYPE_CHECKING:
     from ._quiet import surely_quiet
     from ._served import MAX_MESSAGE_CHARS, NotHeard, answered, listening, request_for, served_recall
     from ._spool import keeping_news, replay, retain_or_wait, services_keeping_news
+    from ._trust import home_not_yours
 
 __all__ = [
     "MAX_MESSAGE_CHARS", "RECENT_TURNS", "DecisionLog", "Health", "NotHeard", "Opened", "answered", "branch",
-    "default_home",
-    "first_call", "forget_old", "keeping_news", "listening", "open_guarded", "open_regular", "private_folder",
-    "project_folder", "project_root", "replay", "request_for", "retain_or_wait", "served_recall",
-    "services_keeping_news", "surely_quiet",
+    "default_home", "first_call", "forget_old", "home_not_yours", "keeping_news", "listening", "open_guarded",
+    "open_regular", "private_folder", "project_folder", "project_root", "replay", "request_for", "retain_or_wait",
+    "served_recall", "services_keeping_news", "surely_quiet",
 ]
 
 _MODULE_OF = {
@@ -89,7 +91,7 @@ _MODULE_OF = {
     "surely_quiet": "_quiet",
     "MAX_MESSAGE_CHARS": "_served", "NotHeard": "_served", "answered": "_served", "listening": "_served",
     "request_for": "_served", "served_recall": "_served", "keeping_news": "_spool", "replay": "_spool",
-    "retain_or_wait": "_spool", "services_keeping_news": "_spool",
+    "retain_or_wait": "_spool", "services_keeping_news": "_spool", "home_not_yours": "_trust",
 }
 
 

@@ -63,12 +63,28 @@ def main(args: Sequence[str]) -> int:
     event = args[1]
     try:
         payload = _payload(sys.stdin.buffer.read())
-        if _first_call(agent, event, payload):
+        if _home_is_yours(event) and _first_call(agent, event, payload):
             EVENTS[event](agent, payload)
     except Exception as exc:  # fail open: the agent goes on, the reason is one line
         why = str(exc) if isinstance(exc, BadInput) else f"{type(exc).__name__}: {exc}"
         return _complain(f"{agent.name} {event} hook: {why}")
     return 0
+
+
+def _home_is_yours(event: str) -> bool:
+    """False, and the agent told why memory is off, when memsift's home (or a folder or file it uses
+    there, links resolved) is not the user's own: nothing in it is read or written, no server in it is
+    talked to. Said on every prompt: there is nowhere of the user's to note it was said."""
+    from memsift.hooks import default_home, home_not_yours
+
+    foreign = home_not_yours(default_home(os.environ))
+    if foreign is None:
+        return True
+    why = f"{foreign.reason} (memsift doctor says how to fix it)"
+    if event in ("UserPromptSubmit", "SessionStart"):
+        _say(event, "", f"memory off: {why}; reminders are off")
+    _complain(f"memory off: {why}")
+    return False
 
 
 def prompt(agent: Agent, payload: Payload) -> None:
@@ -111,7 +127,7 @@ def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
     if not listening(home) or len(text) > MAX_MESSAGE_CHARS or "\0" in payload["cwd"]:
         return False
     root = project_root(payload["cwd"])
-    request = request_for(os.environ, root, _optional(payload, "session_id"), agent.name, text,
+    request = request_for(os.environ, home, root, _optional(payload, "session_id"), agent.name, text,
                           prompt_turns(agent, payload), agent.loaded_files(payload, root))
     try:
         answer = served_recall(home, request)
@@ -119,7 +135,12 @@ def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
         return True  # the server has it and is slow: this message gets nothing (fail open), and only once
     if answer is None:
         return False
-    _say("UserPromptSubmit", str(answer.get("text") or ""), answer.get("notice"))
+    from memsift.screen import screened_text, terminal_safe
+
+    # Screened as any memory text is, and the notice one printable line: whatever the answer holds.
+    notice = answer.get("notice")
+    _say("UserPromptSubmit", screened_text(str(answer.get("text") or "")),
+         terminal_safe(" ".join(str(notice).split())) if notice else None)
     return True
 
 
@@ -235,8 +256,10 @@ def _misconfigured(args: Sequence[str]) -> int:
         payload = _payload(sys.stdin.buffer.read())
     except (BadInput, OSError):
         payload = {}
-    session = _optional(payload, "session_id")
-    if not session or first_call(default_home(os.environ), ["misconfigured", session, *args]):
+    from memsift.hooks import home_not_yours
+
+    session, home = _optional(payload, "session_id"), default_home(os.environ)
+    if not session or home_not_yours(home) or first_call(home, ["misconfigured", session, *args]):
         sys.stdout.write(json.dumps({"systemMessage": f"memsift: {line}"}) + "\n")
     return _complain(line)
 

@@ -175,8 +175,8 @@ FORMATS: list[tuple[str, Maker, list[str]]] = [
         '  "refresh_token": "§",\n  "type": "authorized_user"\n}'),
     ]),
     ("gcp-service-account-key", lambda: _escaped_pem("PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", 1190), [
-        '{\n  "type": "service_account",\n  "project_id": "acme-prod-3321",\n  "private_key_id": "'
-        + draw(HEX, 40) + '",\n  "private_key": "§",\n  "client_email": '
+        '{\n  "type": "service_account",\n  "project_id": "acme-prod-3321",\n  "client_id": "'
+        + str(int(draw(HEX, 40), 16))[:21] + '",\n  "private_key": "§",\n  "client_email": '
         '"deployer@acme-prod-3321.iam.gserviceaccount.com",\n  "token_uri": "https://oauth2.googleapis.com/token"\n}\n',
     ]),
     ("azure-storage-account-key", lambda: draw(B64, 86) + "==", [
@@ -775,7 +775,8 @@ LOOK_ALIKES: list[LookAlike] = [
     LookAlike("stripe-publishable-config", "stripe:\n  publishableKey: pk_live_51" + draw(ALNUM, 60) + "\n"),
     LookAlike("mapbox-public-token", "mapboxgl.accessToken = 'pk.eyJ1IjoiYWNtZSIsImEiOiJ" + draw(URLSAFE, 40) + "." + draw(URLSAFE, 22) + "';"),
     LookAlike("clerk-publishable", "NEXT_PUBLIC_CLERK_PUBLISHABLE_KEY=pk_test_" + b64_of(b"clerk.acme.io$").rstrip("=")),
-    LookAlike("sentry-dsn", f"SENTRY_DSN=https://{draw(HEX, 32)}@o{_rng.randrange(10**5, 10**6)}.ingest.sentry.io/{_rng.randrange(10**6, 10**7)}"),
+    # A DSN's key sends events as the project: a credential since issue 27 (SHAPE_CREDENTIALS). Its event ids are not.
+    LookAlike("sentry-event-id", f"Sentry event {draw(HEX, 32)} in o{_rng.randrange(10**5, 10**6)}.ingest.sentry.io/{_rng.randrange(10**6, 10**7)}"),
     LookAlike("recaptcha-site-key", "<div class=\"g-recaptcha\" data-sitekey=\"6Lc" + draw(URLSAFE, 37) + "\"></div>"),
     LookAlike("algolia-app-id", "ALGOLIA_APP_ID=" + draw(UPPER_ALNUM, 10) + "\nALGOLIA_INDEX=products"),
     LookAlike("ga-measurement-id", "gtag('config', 'G-" + draw(UPPER_ALNUM, 10) + "');"),
@@ -1102,3 +1103,152 @@ ALONE_LOOK_ALIKES: list[LookAlike] = [
 
 CREDENTIALS += ALONE_CREDENTIALS
 LOOK_ALIKES += ALONE_LOOK_ALIKES
+
+
+# --- every common shape (issue 27) -------------------------------------------------------------
+# Shapes a tester found missed, and the others their families bring: a key body without its BEGIN
+# line, other DSN dialects, the auth helpers of HTTP clients, CLI password flags, cookies, signed
+# URLs, cloud service-account files, error-tracker DSNs, and `user / password` pairs no login word
+# announces. Drawn from a seed of their own, so the entries above keep their values.
+
+_shape_rng = random.Random(20261204)
+
+
+def _shape_draw(alphabet: str, length: int) -> str:
+    return "".join(_shape_rng.choice(alphabet) for _ in range(length))
+
+
+def _shape_password() -> str:
+    """A made password of all four kinds (lower, upper, digit, symbol), 10 to 14 characters, a letter first."""
+    chars = [*_shape_draw(string.ascii_lowercase, 3), *_shape_draw(string.ascii_uppercase, 2),
+             *_shape_draw(string.digits, 3), _shape_rng.choice("#!%&*@$?"), *_shape_draw(ALNUM, _shape_rng.randrange(0, 4))]
+    _shape_rng.shuffle(chars)
+    return _shape_draw(string.ascii_letters, 1) + "".join(chars)
+
+
+def _shape_body(prefix: str, size: int) -> str:
+    """A private key's base64 body in 64-character lines, starting as its DER structure does."""
+    body = prefix + base64.b64encode(bytes(_shape_rng.randrange(256) for _ in range(size))).decode()[len(prefix):]
+    return "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+
+
+def _shape(name: str, template: str, *secrets: str) -> list[Credential]:
+    text = template.format(*secrets)
+    return [Credential(name, text, secret) for secret in secrets]
+
+
+_KUBE_KEY = base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\n" + bytes(_shape_rng.randrange(256) for _ in range(600))
+                             + b"\n-----END RSA PRIVATE KEY-----\n").decode()
+
+SHAPE_CREDENTIALS: list[Credential] = [
+    # private keys without their BEGIN line
+    *_shape("pem-body-without-begin", "the key got cut when I pasted it:\n{}\n-----END PRIVATE KEY-----\n",
+            _shape_body("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ", 1190)),
+    *_shape("pem-rsa-body-bare", "here is what is left of id_rsa, no header:\n{}\n",
+            _shape_body("MIIEpAIBAAKCAQEA", 1180)),
+    *_shape("openssh-body-bare", "the deploy key body is\n{}\n(the header got lost in the chat)",
+            _shape_body("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", 380)),
+    # (the secret after the encoded BEGIN line, which the certificate's data starts with too)
+    Credential("kubeconfig-client-key-data", "users:\n- name: admin\n  user:\n    client-certificate-data: "
+               f"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM\n    client-key-data: {_KUBE_KEY}\n", _KUBE_KEY[20:]),
+    # other DSN dialects
+    *_shape("go-mysql-dsn", 'db, err := sql.Open("mysql", "app:{}@tcp(db.internal:3306)/shop?parseTime=true")',
+            _shape_password()),
+    *_shape("go-mysql-dsn-unix", "DSN=backup:{}@unix(/var/run/mysqld/mysqld.sock)/ledger\n", _shape_password()),
+    *_shape("oracle-ezconnect", "sqlplus scott/{}@//db-ora.internal:1521/ORCLPDB1", _shape_password()),
+    *_shape("sqlcmd-password", "sqlcmd -S db.internal -U sa -P {} -Q \"SELECT @@VERSION\"", _shape_password()),
+    # auth helpers of HTTP clients
+    *_shape("requests-auth-tuple", 'r = requests.get(url, auth=("deploy", "{}"), timeout=10)', _shape_password()),
+    *_shape("httpx-auth-tuple", "client = httpx.Client(base_url=API, auth=('ops', '{}'))", _shape_password()),
+    *_shape("http-basic-auth", 'session.auth = HTTPBasicAuth("jenkins", "{}")', _shape_draw(ALNUM, 24)),
+    *_shape("http-digest-auth", "requests.get(url, auth=HTTPDigestAuth('admin', '{}'))", _shape_password()),
+    *_shape("aiohttp-basic-auth", 'auth = aiohttp.BasicAuth("metrics", "{}")', _shape_password()),
+    *_shape("go-set-basic-auth", 'req.SetBasicAuth("registry", "{}")', _shape_password()),
+    *_shape("java-credentials", 'new UsernamePasswordCredentials("svc-build", "{}")', _shape_password()),
+    *_shape("dotnet-network-credential", 'var cred = new NetworkCredential("smtp-relay", "{}");', _shape_password()),
+    # CLI password flags
+    *_shape("htpasswd-b", "htpasswd -b /etc/nginx/.htpasswd admin {} && nginx -s reload", _shape_password()),
+    *_shape("htpasswd-nb", "htpasswd -nbB monitor {}", _shape_password()),
+    *_shape("cli-db-password", "./manage.py createsuperuser --db-password {} --noinput", _shape_password()),
+    *_shape("cli-password-equals", "restic backup /srv --password={} --repo s3:backups/restic", _shape_password()),
+    *_shape("cli-admin-password", "helm install grafana grafana/grafana --set x=1 --admin-password '{}'",
+            _shape_password()),
+    *_shape("cli-client-secret", "gh-app-cli login --client-id Iv1.8a61f9b3a7aba766 --client-secret {}",
+            _shape_draw(HEX, 40)),
+    *_shape("keytool-storepass", "keytool -importcert -keystore app.jks -storepass {} -file ca.pem",
+            _shape_password()),
+    *_shape("openssl-passout", "openssl pkcs12 -export -in cert.pem -inkey key.pem -out bundle.p12 -passout pass:{}",
+            _shape_password()),
+    *_shape("wget-http-password", "wget --http-user=ci --http-password={} https://nexus.acme.io/repo/app.jar",
+            _shape_password()),
+    # cookies
+    *_shape("cookie-sessionid", "Cookie: sessionid={}; csrftoken={}",
+            _shape_draw(LOWER_ALNUM, 32), _shape_draw(ALNUM, 32)),
+    *_shape("set-cookie-session", "Set-Cookie: _shop_session={}; path=/; secure; HttpOnly",
+            _shape_draw(B64, 88) + "--" + _shape_draw(HEX, 40)),
+    *_shape("curl-cookie-phpsessid", "curl -b 'PHPSESSID={}' https://intranet.acme.io/admin/", _shape_draw(LOWER_ALNUM, 26)),
+    *_shape("cookie-jsessionid", "the request had Cookie: JSESSIONID={} and still got 401", _shape_draw(UPPER_ALNUM, 32)),
+    # signed URLs
+    *_shape("s3-presigned-signature",
+            "https://acme-exports.s3.eu-west-1.amazonaws.com/report.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            "&X-Amz-Date=20261204T101500Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature={}",
+            _shape_draw(HEX, 64)),
+    *_shape("s3-presigned-security-token",
+            "https://acme-exports.s3.amazonaws.com/a.zip?X-Amz-Security-Token={}&X-Amz-Expires=600",
+            _shape_draw(ALNUM, 40) + "%2F" + _shape_draw(ALNUM, 120) + "%3D"),
+    *_shape("gcs-signed-url", "https://storage.googleapis.com/acme-media/v.mp4?X-Goog-Algorithm=GOOG4-RSA-SHA256"
+            "&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature={}", _shape_draw(HEX, 256)),
+    *_shape("cloudfront-signed-url", "https://d111111abcdef8.cloudfront.net/video.mp4?Expires=1767225600"
+            "&Signature={}&Key-Pair-Id=K2JCJMDEHXQW5F", _shape_draw(URLSAFE + "~", 172)),
+    # cloud service-account files
+    *_shape("gcp-private-key-id", '{{\n  "type": "service_account",\n  "project_id": "acme-prod-3321",\n'
+            '  "private_key_id": "{}",\n  "client_email": "ci@acme-prod-3321.iam.gserviceaccount.com"\n}}',
+            _shape_draw(HEX, 40)),
+    # error-tracker DSNs
+    *_shape("sentry-dsn", 'sentry_sdk.init(dsn="https://{}@o4505123.ingest.sentry.io/4505123456789")',
+            _shape_draw(HEX, 32)),
+    *_shape("sentry-dsn-env", "SENTRY_DSN=https://{}@sentry.acme.io/12\n", _shape_draw(HEX, 32)),
+    # pairs no login word announces
+    *_shape("prose-pair-is", "the staging box is root / {}", _shape_password()),
+    *_shape("prose-pair-as", "ssh into 10.0.4.12 as deploy / {} and restart the worker", _shape_password()),
+    *_shape("prose-pair-colon-root", "root:{} works on the NAS since Monday", _shape_password()),
+    *_shape("prose-pair-with", "the router takes admin / {} until IT resets it", _shape_password()),
+]
+
+# Their harmless neighbours: variables, placeholders, files, public halves, ids, versions and paths.
+SHAPE_LOOK_ALIKES: list[LookAlike] = [
+    LookAlike("go-mysql-dsn-placeholder", 'sql.Open("mysql", "user:password@tcp(localhost:3306)/dbname")'),
+    LookAlike("go-mysql-dsn-no-password", 'sql.Open("mysql", "root:@tcp(127.0.0.1:3306)/test")'),
+    LookAlike("requests-auth-variables", "requests.get(url, auth=(user, password), timeout=10)"),
+    LookAlike("requests-auth-env", "auth=('api', os.environ['SHOP_TOKEN'])"),
+    LookAlike("basic-auth-variables", "session.auth = HTTPBasicAuth(settings.USER, settings.PASSWORD)"),
+    LookAlike("htpasswd-prompt", "htpasswd -c /etc/nginx/.htpasswd admin   # asks for the password"),
+    LookAlike("password-stdin", "echo \"$CR_PAT\" | docker login ghcr.io -u ci --password-stdin"),
+    LookAlike("password-file-flag", "restic backup /srv --password-file /run/secrets/restic --repo s3:backups/restic"),
+    LookAlike("token-flag-variable", "gh release create v1.2.0 --token $GITHUB_TOKEN --notes-file CHANGES.md"),
+    LookAlike("password-flag-subshell", 'mysqldump --password="$(pass show db/prod)" shop > dump.sql'),
+    LookAlike("openssl-passout-env", "openssl pkcs12 -export -in cert.pem -out b.p12 -passout env:P12_PASSWORD"),
+    LookAlike("cookie-preferences", "Cookie: theme=dark; lang=en-GB; consent=yes"),
+    LookAlike("set-cookie-analytics", "Set-Cookie: _ga=GA1.2.1234567890.1700000000; Path=/; Max-Age=63072000"),
+    LookAlike("session-settings", "SESSION_ENGINE=django.contrib.sessions.backends.db\nSESSION_COOKIE_AGE=1209600"),
+    LookAlike("session-timeout", "session_timeout=3600 and session_store=redis://cache:6379/2"),
+    LookAlike("s3-presign-no-signature", "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261204T101500Z"
+              "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host"),
+    LookAlike("signature-version", "set signature_version=s3v4 in the boto config, or ?signature=v4 fails"),
+    LookAlike("service-account-public-fields", '"client_email": "deployer@acme-prod.iam.gserviceaccount.com",\n'
+              '"client_id": "104583920348572039485",\n"auth_uri": "https://accounts.google.com/o/oauth2/auth"'),
+    LookAlike("kubeconfig-certificate-data", "clusters:\n- cluster:\n    certificate-authority-data: "
+              "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMvakNDQWVhZ0F3SUJBZ0lCQURBTkJna3Foa2lHOXcwQkFRc0ZBREFWTVJNd0VRWURWUVFERXdwcmRXSmwK"),
+    LookAlike("spki-public-key-body", "the public key body starts MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMx"
+              "H2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFczGkP"),
+    LookAlike("sentry-env-ref", "SENTRY_DSN = os.environ['SENTRY_DSN']; docs: https://docs.sentry.io/platforms/python/"),
+    LookAlike("sentry-envelope-url", "the SDK posts to https://o4505123.ingest.sentry.io/api/4505123456789/envelope/"),
+    LookAlike("pair-region", "the staging box is web-01 / eu-west-1 behind the balancer"),
+    LookAlike("pair-split", "the traffic split is canary / stable at 10 / 90"),
+    LookAlike("pair-input-output", "the converter runs as input / output streams, see io.go"),
+    LookAlike("host-port-pair", "root:x:0:0:root:/root:/bin/bash is the first line of /etc/passwd"),
+    LookAlike("image-tag-colon", "image: ghcr.io/acme/api:2026.12.04-rc1"),
+]
+
+CREDENTIALS += SHAPE_CREDENTIALS
+LOOK_ALIKES += SHAPE_LOOK_ALIKES

@@ -135,7 +135,7 @@ def test_recall_drops_a_planted_note_that_gives_orders_and_says_so(memsift_home,
     result = json.loads(done.stdout)
     assert result["text"] == f"{HEADER}\n- {quoted(CADDY)} [notes.md:1]"
     screen = next(step for step in result["trace"] if step["stage"] == "screen")
-    assert screen["verdict"] == "dropped 1 of 2 as orders" and screen["why"] == "notes.md:2: a role marker"
+    assert screen["verdict"] == "dropped 1 of 2" and screen["why"] == "notes.md:2: a role marker"
 
 
 def test_recall_drops_a_store_passage_that_gives_orders(services):

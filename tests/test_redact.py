@@ -185,6 +185,15 @@ PATHOLOGICAL = {
     "dashes": "-" * 1_000_000,
     "newlines": "\n" * 1_000_000,
     "placeholders": "[REDACTED:password]" * 50_000,
+    # the shapes of issue 27, half a megabyte each
+    "cli-flags": "--db-password " * 40_000,
+    "cookie-pairs": "Cookie: " + "a=bbbbbbbbbbbb " * 30_000,
+    "session-cookies": "Cookie: " + "sessionid=abcdefgh1234; " * 20_000,
+    "key-body-lines": "MIIEvQIBADAN" + ("A" * 64 + "\n") * 7_500,
+    "go-dsn": "a:b@tcp(" * 60_000,
+    "htpasswd": "htpasswd -b " * 40_000,
+    "pairs": "is root / " * 50_000,
+    "auth-tuples": 'auth=("a", ' * 45_000,
 }
 
 

@@ -489,7 +489,7 @@ def test_the_server_closes_what_each_recall_opened(servers, memsift_home, shop):
     open_files = lambda: len(os.listdir(f"/proc/{pid}/fd"))  # noqa: E731
 
     def recall(n: int) -> dict:
-        request = _served.request_for(os.environ, shop, f"s{n}", "codex", f"{QUESTION} ({n})", [], [])
+        request = _served.request_for(os.environ, memsift_home, shop, f"s{n}", "codex", f"{QUESTION} ({n})", [], [])
         return _served.served_recall(memsift_home, request)
 
     assert recall(0)["ok"]

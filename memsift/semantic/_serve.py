@@ -69,15 +69,16 @@ def send(conn: _socket.socket, message: Mapping[str, Any] | bytes) -> None:
     conn.sendall(len(data).to_bytes(4, "big") + data)
 
 
-def receive(conn: _socket.socket) -> bytes:
+def receive(conn: _socket.socket, limit: int = MAX_MESSAGE) -> bytes:
+    """One message; ValueError, before a byte of it is read, when it says it is over ``limit`` bytes."""
     size = int.from_bytes(_exactly(conn, 4), "big")
-    if size > MAX_MESSAGE:
-        raise ValueError(f"a message of {size} bytes is over the limit of {MAX_MESSAGE}")
+    if size > limit:
+        raise ValueError(f"a message of {size} bytes is over the limit of {limit}")
     return _exactly(conn, size)
 
 
-def receive_json(conn: _socket.socket) -> dict[str, Any]:
-    message = json.loads(receive(conn))
+def receive_json(conn: _socket.socket, limit: int = MAX_MESSAGE) -> dict[str, Any]:
+    message = json.loads(receive(conn, limit))
     if not isinstance(message, dict):
         raise ValueError("the message is not a JSON object")
     return message
@@ -96,16 +97,38 @@ def _exactly(conn: _socket.socket, size: int) -> bytes:
 
 @contextlib.contextmanager
 def connected(path: Path, timeout: float) -> Iterator[_socket.socket]:
-    """A connection to the server at ``path``; OSError when none answers within ``timeout``."""
+    """A connection to the user's own server at ``path``; OSError when none answers within ``timeout``,
+    or when the socket, or the process behind it, is another user's (nothing is sent to it)."""
+    from .._trust import socket_not_yours
+
     if len(os.fsencode(path)) > MAX_PATH:
         raise OSError(f"the socket's path is over {MAX_PATH} bytes: {path}")
+    why = socket_not_yours(path)
+    if why is not None:
+        raise NotOurs(why)
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
         conn.connect(os.fspath(path))
+        uid = peer_uid(conn)
+        if uid is not None and uid != os.getuid():
+            raise NotOurs(f"the process listening on {path} runs as uid {uid}, not as you (uid {os.getuid()})")
         yield conn
     finally:
         conn.close()
+
+
+class NotOurs(OSError):
+    """A socket, or the process on its other end, that is another user's."""
+
+
+def peer_uid(conn: _socket.socket) -> int | None:
+    """The uid of the process on the other end of a Unix socket, where the system tells it (Linux); else None."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    credentials = conn.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
+    return int.from_bytes(credentials[4:8], sys.byteorder)
 
 
 # -- who is running ------------------------------------------------------------------
@@ -225,7 +248,8 @@ class Server:
             with conn:
                 conn.settimeout(REQUEST_TIMEOUT)
                 with contextlib.suppress(OSError, ValueError):  # one bad client must not end the server
-                    self.answer(conn, receive_json(conn))
+                    if peer_uid(conn) in (None, os.getuid()):  # another user's process is answered nothing
+                        self.answer(conn, receive_json(conn))
 
     def answer(self, conn: socket.socket, request: Mapping[str, Any]) -> None:
         op = request.get("op")

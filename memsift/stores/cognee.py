@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import ConfigurationError, DeadlineExceeded, ServerError, ServiceUnavailable
 from .._health import public_name
 from .._remote import last_answer, read_within
+from .._scope import identifiers
 from ..types import Item
 
 if TYPE_CHECKING:
@@ -65,6 +66,11 @@ _RETRY_STATUSES = {502, 503, 504}  # a proxy, or a server still starting: worth 
 _BUSY_STATUSES = {402, 409, 420, 429}  # Cognee's "cannot do it now": token budget, pipeline errors
 _COMPLETED, _ERRORED = "DATASET_PROCESSING_COMPLETED", "DATASET_PROCESSING_ERRORED"
 _PAGE = 1000  # the most GET /datasets/{id}/data returns at once
+# The most of an answer read, streamed: past it the call fails as the server being away would (the
+# breaker opens, memory pauses). A search of a few chunks takes kilobytes; a page of the data listing
+# or an item read back whole, hundreds.
+SEARCH_BYTES = 1 << 20
+ANSWER_BYTES = 8 << 20
 
 
 class CogneeStore:
@@ -117,12 +123,13 @@ class CogneeStore:
         deadline = time.monotonic() + timeout
         reply = self._request("POST", "/api/v1/search", deadline, json={
             "search_type": "CHUNKS", "query": query, "datasets": [self.dataset],
-            "top_k": limit, "node_name": [self._node_set]})
+            "top_k": limit, "node_name": [self._node_set]}, limit=SEARCH_BYTES)
         if reply.status == 404 and reply.error_name() in _NO_DATA:
             return []  # nothing added or cognified yet
         # Checked on the way out too: whatever the server returns, another project's chunk is never shown.
-        ours = [chunk for chunk in _chunks(self._answer(reply), self.dataset)
-                if self._node_set in (chunk.get("belongs_to_set") or ())]
+        # Scopes are compared whole, as sets of names: a string that merely holds ours is another's.
+        ours = [(dataset, chunk) for dataset, chunk in _chunks(self._answer(reply), self.dataset)
+                if self._node_set in identifiers(chunk.get("belongs_to_set"))]
         return self._items(ours)[:limit]
 
     def add(self, items: Sequence[Item], *, timeout: float) -> None:
@@ -248,21 +255,24 @@ class CogneeStore:
                 return names
             offset += _PAGE
 
-    def _items(self, chunks: list[dict[str, Any]]) -> list[Item]:
+    def _items(self, chunks: list[tuple[str, dict[str, Any]]]) -> list[Item]:
+        """One item per document, from its closest chunk; its source names the dataset the server said
+        the chunk is from (``memsift.screen`` drops an item of any other)."""
         best: dict[str, Item] = {}
-        for chunk in sorted(chunks, key=lambda c: c.get("score", 1.0)):  # a distance: lower is closer
-            name = chunk.get("document_name") or chunk.get("document_id") or chunk["id"]
+        for dataset, chunk in sorted(chunks, key=lambda found: _distance(found[1])):
+            name = chunk.get("document_name") or chunk.get("document_id") or chunk.get("id")
             item_id = _item_id(str(name))
-            best.setdefault(item_id, _item(item_id, chunk["text"], self.source, _similarity(chunk)))
+            best.setdefault(item_id, _item(item_id, str(chunk["text"]), f"cognee:{dataset}", _similarity(chunk)))
         return list(best.values())
 
     # -- HTTP: authentication, deadlines, retries, error mapping ---------------
 
-    def _request(self, method: str, path: str, deadline: float, **kwargs: Any) -> _Reply:
-        reply = self._send(method, path, deadline, headers=self._auth_headers(deadline), **kwargs)
+    def _request(self, method: str, path: str, deadline: float, *, limit: int = ANSWER_BYTES,
+                 **kwargs: Any) -> _Reply:
+        reply = self._send(method, path, deadline, headers=self._auth_headers(deadline), limit=limit, **kwargs)
         if reply.status == 401 and self._password:
             self._token = None  # expired or revoked: one fresh login, then the answer stands
-            reply = self._send(method, path, deadline, headers=self._auth_headers(deadline),
+            reply = self._send(method, path, deadline, headers=self._auth_headers(deadline), limit=limit,
                                **kwargs)
         return reply
 
@@ -316,7 +326,8 @@ class CogneeStore:
             said = str(error) or type(error).__name__
             raise ServiceUnavailable(f"{self.name} is unreachable: {said}") from error
 
-    def _attempt(self, method: str, path: str, deadline: float, **kwargs: Any) -> _Reply:
+    def _attempt(self, method: str, path: str, deadline: float, *, limit: int = ANSWER_BYTES,
+                 **kwargs: Any) -> _Reply:
         import httpx
 
         remaining = deadline - time.monotonic()
@@ -325,7 +336,8 @@ class CogneeStore:
         timeout = httpx.Timeout(remaining, connect=min(self._connect_timeout, remaining))
         client = self._http()
         status, body, _ = read_within(client, client.build_request(method, path, timeout=timeout, **kwargs),
-                                      deadline, late=f"{self.name}: {method} {path} ran past its deadline")
+                                      deadline, late=f"{self.name}: {method} {path} ran past its deadline",
+                                      limit=limit, who=f"{self.name}: {method} {path}")
         return _Reply(status, body)
 
     def _answer(self, reply: _Reply) -> Any:
@@ -394,22 +406,28 @@ def _transient(error: BaseException) -> bool:
     return isinstance(error, httpx.TransportError) and not isinstance(error, httpx.TimeoutException)
 
 
-def _chunks(answer: Any, dataset: str) -> list[dict[str, Any]]:
-    """The chunk payloads of a CHUNKS search of *dataset*, from either of its shapes.
+def _chunks(answer: Any, dataset: str) -> list[tuple[str, dict[str, Any]]]:
+    """The chunk payloads of a CHUNKS search of *dataset*, from either of its shapes, each with the
+    dataset it is from.
 
-    Access control off: a bare list of chunks. On: one object per dataset,
-    ``{"dataset_id", "dataset_name", "search_result": [chunk, ...]}``; another
-    dataset's object is skipped.
+    Access control off: a bare list of chunks, all of the dataset asked for. On: one object per
+    dataset, ``{"dataset_id", "dataset_name", "search_result": [chunk, ...]}``; an object that does not
+    name *dataset* exactly is skipped.
     """
-    chunks: list[dict[str, Any]] = []
+    chunks: list[tuple[str, dict[str, Any]]] = []
     for entry in answer if isinstance(answer, list) else []:
         if isinstance(entry, dict) and "search_result" in entry:
-            if entry.get("dataset_name", dataset) != dataset:
+            if entry.get("dataset_name") != dataset or not isinstance(entry["search_result"], list):
                 continue
-            chunks.extend(c for c in entry["search_result"] or [] if isinstance(c, dict) and "text" in c)
+            chunks.extend((dataset, c) for c in entry["search_result"] if isinstance(c, dict) and "text" in c)
         elif isinstance(entry, dict) and "text" in entry:
-            chunks.append(entry)
+            chunks.append((dataset, entry))
     return chunks
+
+
+def _distance(chunk: dict[str, Any]) -> float:
+    distance = chunk.get("score")
+    return float(distance) if isinstance(distance, int | float) else 1.0
 
 
 def _similarity(chunk: dict[str, Any]) -> float:

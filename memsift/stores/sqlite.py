@@ -1,6 +1,10 @@
 """The embedded store: passages in one SQLite file, searched with FTS5 and BM25.
 
-Works offline on a fresh machine with nothing but Python's own sqlite3.
+Works offline on a fresh machine with nothing but Python's own sqlite3. A read
+is bounded as an answer from a server is: at most ``TEXT_CHARS`` of a
+passage's text and of its exchange come back from a search (``EXCHANGE_CHARS``
+of one item read whole), and a search that runs past its ``timeout`` is
+interrupted inside SQLite (``DeadlineExceeded``), not left running.
 
 >>> store = SQLiteStore(Path("store.sqlite"))
 >>> store.add([Item("a1", "Capped the worker heap at 1536 MB.", "passage", "archive")], timeout=1)
@@ -16,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from .._bounds import query_terms
-from ..errors import ServiceUnavailable
+from ..errors import DeadlineExceeded, ServiceUnavailable
 from .._files import is_damaged_database, private_file, set_aside
 from .._text import content_words
 from ..types import Item
@@ -25,6 +29,9 @@ if TYPE_CHECKING:
     import sqlite3
 
 T = TypeVar("T")
+
+TEXT_CHARS = 64_000  # of a passage's text and its exchange in a search: what a kept exchange's side holds
+EXCHANGE_CHARS = 256_000  # of an item read whole (``memsift show``): both sides of a kept exchange and more
 
 # ``text`` is what is searched, judged and shown (a kept exchange's fact line); ``exchange`` the
 # whole exchange it came from, for ``memsift show`` ('' for a passage that is all text).
@@ -113,12 +120,12 @@ class SQLiteStore:
         match = match_any(query)
         if match is None:
             return []
-        rows = self._healing(lambda db: db.execute(
-            "SELECT p.id, p.text, p.source, bm25(passages_fts), p.exchange FROM passages_fts"
-            " JOIN passages p ON p.rowid = passages_fts.rowid"
+        rows = self._healing(lambda db: _within(db, timeout, lambda: db.execute(
+            "SELECT p.id, substr(p.text, 1, ?), substr(p.source, 1, 200), bm25(passages_fts),"
+            " substr(p.exchange, 1, ?) FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid"
             " WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
-            (match, limit),
-        ).fetchall())
+            (TEXT_CHARS, TEXT_CHARS, match, limit),
+        ).fetchall(), f"{self.name}: the search ran past its {timeout:g} s"))
         return [Item(id_, text, "passage", source, -rank, exchange) for id_, text, source, rank, exchange in rows]
 
     def get(self, item_id: str) -> Item | None:
@@ -128,7 +135,8 @@ class SQLiteStore:
         'how do we cap uploads?\n\nAt 25 MB: Vercel rejects bigger bodies.'
         """
         row = self._healing(lambda db: db.execute(
-            "SELECT id, text, source, exchange FROM passages WHERE id = ?", (item_id,)).fetchone())
+            "SELECT id, substr(text, 1, ?), substr(source, 1, 200), substr(exchange, 1, ?) FROM passages"
+            " WHERE id = ?", (TEXT_CHARS, EXCHANGE_CHARS, item_id)).fetchone())
         return None if row is None else Item(row[0], row[1], "passage", row[2], exchange=row[3])
 
     def _healing(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -159,3 +167,20 @@ class SQLiteStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _within(db: sqlite3.Connection, timeout: float, work: Callable[[], T], late: str) -> T:
+    """``work`` on ``db``, interrupted inside SQLite once ``timeout`` seconds have passed."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + timeout
+    db.set_progress_handler(lambda: time.monotonic() > deadline, 1000)  # asked every 1,000 steps of SQLite's
+    try:
+        return work()
+    except sqlite3.OperationalError as error:
+        if time.monotonic() > deadline and "interrupted" in str(error):
+            raise DeadlineExceeded(late) from error
+        raise
+    finally:
+        db.set_progress_handler(None, 0)

@@ -92,6 +92,30 @@ def test_a_chunk_of_another_scope_is_never_an_item_whatever_the_server_returns()
     assert [item.id for item in store.search("queue", limit=5, timeout=5)] == ["ours"]
 
 
+def test_a_node_set_named_as_a_string_is_compared_whole_never_as_a_substring():
+    """Issue 27: `in` on a string is a substring test; scopes are sets of exact names."""
+    theirs = chunk("fork", "Filed under a node set that holds ours.", 0.1, node_set="memsift:memsift-fork")
+    theirs["belongs_to_set"] = "memsift:memsift-fork"
+    ours_as_string = chunk("ours", "Our own, its node set a string.", 0.4)
+    ours_as_string["belongs_to_set"] = "memsift:memsift"
+    server = search_answering(reply(200, [theirs, ours_as_string]),
+                              reply(200, [{"dataset_name": "memsift-fork", "search_result": [theirs]},
+                                          {"search_result": [ours_as_string]}]))
+    store = server.store()
+
+    assert [item.id for item in store.search("queue", limit=5, timeout=5)] == ["ours"]
+    assert store.search("queue", limit=5, timeout=5) == []  # an object that names no dataset is none of ours
+
+
+def test_a_search_answer_past_its_cap_is_a_failure_not_a_result():
+    from memsift.stores.cognee import SEARCH_BYTES
+
+    server = search_answering(reply(200, [chunk("big", "x" * SEARCH_BYTES, 0.1)]))
+
+    with pytest.raises(ServiceUnavailable, match=f"answered .* the {SEARCH_BYTES} "):
+        server.store().search("q", limit=5, timeout=5)
+
+
 def test_the_search_asks_for_chunks_of_memsift_s_own_node_set():
     seen = []
     server = Server({"POST /api/v1/search": lambda request: (

@@ -21,6 +21,7 @@ from memsift.pipeline import recall, retain
 from memsift.services import Services, open_services
 from memsift.stages import EVERY_MESSAGE_STAGES, distill, redact_exchange, sync
 from memsift.types import Category, Exchange, Message
+from hostile import LocalHTTP
 
 pytestmark = pytest.mark.cognee  # `pytest -m "not cognee"` skips the real servers
 
@@ -97,3 +98,69 @@ def test_two_clones_of_one_repository_share_its_memory_across_machines(cognee_se
     assert [item.exchange for item in desktop.store.search(QUESTION, limit=5, timeout=12)] == [
         f"{ACME.user}\n\n{ACME.assistant}"]
     assert stranger.store.search(QUESTION, limit=5, timeout=12) == []  # same folder name, other repository
+
+
+class ShapeShiftingCognee(LocalHTTP):
+    """A real Cognee server behind a proxy that answers searches in another shape: it drops the node set
+    the search asks for, and names each chunk's node set as one string instead of a list. What the chunks
+    hold is the real server's."""
+
+    def __init__(self, upstream: str) -> None:
+        from http.server import BaseHTTPRequestHandler
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _forward(self) -> None:
+                import json
+
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                search = self.command == "POST" and self.path == "/api/v1/search"
+                if search:
+                    asked = json.loads(body)
+                    asked.pop("node_name", None)
+                    body = json.dumps(asked).encode()
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+                reply = httpx.request(self.command, upstream + self.path, content=body, headers=headers, timeout=60)
+                raw = reply.content
+                if search and reply.status_code == 200:
+                    chunks = reply.json()
+                    for chunk in chunks:
+                        names = chunk.get("belongs_to_set") or []
+                        chunk["belongs_to_set"] = " ".join(names)
+                    raw = json.dumps(chunks).encode()
+                self.send_response(reply.status_code)
+                self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _forward  # http.server's naming
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        super().__init__(Handler)
+
+
+def test_a_node_set_named_as_a_string_that_holds_this_project_s_is_another_project_s(cognee_server, tmp_path):
+    """Issue 27, row 7: the scope test was `in` on whatever the server sent, a substring test on a string."""
+    home = tmp_path / "home"
+    acme = services_for(cognee_server.url, home, repository(
+        tmp_path / "client-acme", "git@github.com:example-co/client-acme.git"))
+    # Another project whose dataset name starts with acme's: its node set holds acme's as a substring.
+    fork_config = load_config({"MEMSIFT_HOME": str(home), "MEMSIFT_STORE": "cognee",
+                               "MEMSIFT_COGNEE_URL": cognee_server.url, "MEMSIFT_DATASET": acme.store.dataset})
+    fork = open_services(fork_config, repository(tmp_path / "fork", "git@github.com:someone-else/fork.git"))
+    assert acme.store._node_set in fork.store._node_set and acme.store.dataset != fork.store.dataset
+    kept(ACME, acme)
+    kept(GLOBEX, fork)
+
+    with ShapeShiftingCognee(cognee_server.url) as shifted:
+        seen = services_for(shifted.url, home, tmp_path / "client-acme")
+        found = seen.store.search(QUESTION, limit=10, timeout=30)
+        result = recall(Message(QUESTION, session="s3"), seen, EVERY_MESSAGE_STAGES)
+
+    assert GLOBEX.assistant not in "".join(item.exchange + item.text for item in found)
+    assert [item.exchange for item in found] == [f"{ACME.user}\n\n{ACME.assistant}"]  # its own, still found
+    assert GLOBEX.assistant not in result.text
