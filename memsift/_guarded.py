@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import NamedTuple
 
 from .errors import MemsiftError
@@ -66,15 +67,15 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     from .config import default_home, load_config
     from .services import open_services
 
-    if "\0" in os.fspath(project_root):  # no folder is named so: this path's memory is off, nobody else's
-        why = "the project's path holds a NUL byte, which no folder's path can"
-        return Opened(None, why, f"memory off for this folder: {why}")
     environ = os.environ if environ is None else environ
     home = default_home(environ)
+    if "\0" in os.fspath(project_root):  # no folder is named so: this path's memory is off, nobody else's
+        why = "the project's path holds a NUL byte, which no folder's path can"
+        return Opened(None, why, _once(home, session, f"memory off for this folder: {why}"))
     foreign = not_yours(home) or not_yours(home / "config.toml")
-    if foreign is not None:  # nothing in it is read or written, not even the health file: said every time
+    if foreign is not None:  # nothing in it is read or written, not even the health file
         why = f"{foreign.reason} (memsift doctor says how to fix it)"
-        return Opened(None, why, f"memory off: {why}; reminders are off")
+        return Opened(None, why, _once(home, session, f"memory off: {why}; reminders are off", in_home=False))
     health = Health(home)
     try:
         config = load_config(environ)
@@ -88,5 +89,19 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
         health.succeeded(SETTINGS)
     if services is None:  # this project only: no entry in the health file, which every session reads
         why = f"the project {os.fspath(project_root)}: {distrust[0].reason} (memsift doctor says how to fix it)"
-        return Opened(None, why, f"memory off: {why}; reminders are off")
+        return Opened(None, why, _once(home, session, f"memory off: {why}; reminders are off"))
     return Opened(services)
+
+
+def _once(home: Path, session: str, notice: str, *, in_home: bool = True) -> str | None:
+    """*notice*, unless *session* was told it already: said once per session, and again when it
+    changes. Remembered in the home's ``calls/`` (``_once.py``), or for a home that is not the
+    user's, in the spool folder of that home (``_spool.py``), which is; said every time when
+    neither can be written, or no session is named."""
+    from ._once import first_call
+    from ._spool import private, spool_folder
+
+    folder = home if in_home else private(spool_folder(home), create=True)
+    if not session or folder is None:
+        return notice
+    return notice if first_call(folder, ["told", session, notice]) else None

@@ -12,16 +12,24 @@ TurnReader = Callable[[bytes], "TurnText | None"]  # one line of a transcript
 Payload = Mapping[str, Any]
 
 
+def shown(environ: Mapping[str, str]) -> bool:
+    return True
+
+
 class Agent(NamedTuple):
     """One agent's side of the translation.
 
     ``loaded_files(payload, root)`` names the instruction files the agent puts
     in its own context for a session in ``payload["cwd"]`` (it reads none of them).
+    ``shows_notices(environ)``: whether the user sees a hook's ``systemMessage``
+    in the mode the agent runs in (its environment says); when not, a notice is
+    given with a prompt, and the agent is asked to pass it on.
     """
 
     name: str
     read_turn: TurnReader
     loaded_files: Callable[[Payload, Path], tuple[Path, ...]]
+    shows_notices: Callable[[Mapping[str, str]], bool] = shown
 
 
 def folders_down_to(cwd: Path, root: Path) -> list[Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from .agent import Agent, Payload, TurnText, folders_down_to
@@ -45,4 +46,12 @@ def _markdown_in(folder: Path) -> list[Path]:
         return []
 
 
-AGENT = Agent("claude-code", read_turn, loaded_files)
+def shows_notices(environ: Mapping[str, str]) -> bool:
+    """Only the interactive CLI shows a hook's ``systemMessage``: ``claude -p`` (entry point
+    ``sdk-cli``) drops SessionStart's and prints UserPromptSubmit's only in its stream-json events,
+    the SDKs leave them to their caller. An unknown entry point counts as not shown: the notice
+    then reaches the model too, which is asked to pass it on."""
+    return environ.get("CLAUDE_CODE_ENTRYPOINT") == "cli"
+
+
+AGENT = Agent("claude-code", read_turn, loaded_files, shows_notices)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from .agent import Agent, Payload, TurnText, folders_down_to
@@ -38,4 +39,11 @@ def loaded_files(payload: Payload, root: Path) -> tuple[Path, ...]:
     return tuple(files)
 
 
-AGENT = Agent("codex", read_turn, loaded_files)
+def shows_notices(environ: Mapping[str, str]) -> bool:
+    """``codex exec`` shows no hook's ``systemMessage`` and nothing tells it from the TUI in a
+    hook's environment; and Codex runs SessionStart with the first prompt anyway. So a notice goes
+    with the prompt, for the TUI to show and the model to pass on."""
+    return False
+
+
+AGENT = Agent("codex", read_turn, loaded_files, shows_notices)

@@ -60,8 +60,14 @@ def main(args: Sequence[str]) -> int:
     if agent is None or args[1] not in EVENTS:
         return _misconfigured(args)
     event = args[1]
+    if sys.stdin.isatty():  # someone trying it by hand: the agent sends the payload, not a person
+        sys.stderr.write(f"memsift hook {agent.name} {event}: reading the agent's JSON payload on standard "
+                         "input (end it with Ctrl-D)\n")
     try:
-        payload = _payload(sys.stdin.buffer.read())
+        raw = sys.stdin.buffer.read()
+        if not raw.strip():
+            return 0  # nothing was sent: nothing to do, and nothing to tell the agent
+        payload = _payload(raw)
         if _first_call(agent, event, payload):
             EVENTS[event](agent, payload)
     except Exception as exc:  # fail open: the agent goes on, the reason is one line
@@ -76,12 +82,13 @@ def prompt(agent: Agent, payload: Payload) -> None:
 
     text = _required(payload, "prompt")
     _required(payload, "cwd")
+    tell = _teller(agent, payload)
     if surely_quiet(text):
         _decided(agent, "UserPromptSubmit", payload, None)
-        _say("UserPromptSubmit", "", _quiet_news(payload))
+        tell("", _quiet_news(payload))
         return  # what recall would conclude, without paying for it: most messages end here
 
-    if _recalled_in_server(agent, payload):
+    if _recalled_in_server(agent, payload, tell):
         return  # the warm model server recalled it: nothing of the pipeline is imported here
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
@@ -93,14 +100,32 @@ def prompt(agent: Agent, payload: Payload) -> None:
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
             services = _services(agent, payload, with_loaded_files=True)
     except MemoryOff as off:
-        _say("UserPromptSubmit", "", off.notice)
+        tell("", off.notice)
         raise
     with contextlib.redirect_stdout(sys.stderr):
         added, notice = answered(services, message, agent.name, str(project_root(payload["cwd"])))
-    _say("UserPromptSubmit", added, notice)
+    tell(added, notice)
 
 
-def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
+def _teller(agent: Agent, payload: Payload) -> Callable[[str, str | None], None]:
+    """What prints a prompt's answer: what memory adds, and the notices, the one its session's start
+    held first (``session_start``), asked to be passed on when the user does not see hook messages."""
+    from memsift._home import default_home
+    from memsift._once import take_held
+
+    def tell(added: str, notice: str | None) -> None:
+        session = _optional(payload, "session_id")
+        held = take_held(default_home(os.environ), session) if session else None
+        _say("UserPromptSubmit", added, _joined(held, notice), relay=not agent.shows_notices(os.environ))
+
+    return tell
+
+
+def _joined(*notices: str | None) -> str | None:
+    return "; ".join(dict.fromkeys(notice for notice in notices if notice)) or None
+
+
+def _recalled_in_server(agent: Agent, payload: Payload, tell: Callable[[str, str | None], None]) -> bool:
     """True once the warm model server took this message (``memsift._served``) and what it added
     is said; False when none runs or it declined, and the hook recalls in process."""
     from memsift._home import default_home
@@ -119,7 +144,8 @@ def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
         return True  # the server has it and is slow: this message gets nothing (fail open), and only once
     if answer is None:
         return False
-    _say("UserPromptSubmit", str(answer.get("text") or ""), answer.get("notice"))
+    notice = answer.get("notice")
+    tell(str(answer.get("text") or ""), notice if isinstance(notice, str) else None)
     return True
 
 
@@ -154,23 +180,41 @@ def session_start(agent: Agent, payload: Payload) -> None:
     """SessionStart: one line when memory is paused or misconfigured, nothing when all is well.
 
     Only what is known is told (a breaker an earlier hook opened, settings that
-    do not load): no service is called, the session does not wait on one.
+    do not load, names that are no setting): no service is called, the session
+    does not wait on one. When the user does not see this hook's message (``claude
+    -p``, Codex), the line is held for the session's next prompt, which says it.
     """
-    from memsift._once import forget_old
+    from memsift._home import default_home
+    from memsift._once import forget_old, hold
+
+    home, session = default_home(os.environ), _optional(payload, "session_id")
+    forget_old(home)
+    notice = start_notice(agent, payload)
+    if notice and session and not agent.shows_notices(os.environ) and hold(home, session, notice):
+        notice = None  # the next prompt says it
+    _say("SessionStart", "", notice)
+
+
+def start_notice(agent: Agent, payload: Payload) -> str | None:
+    """What a session is told as it starts, once: memory paused or off, exchanges that cannot be
+    kept, names in the settings that are no setting (each once per session)."""
+    from memsift._home import default_home
+    from memsift._once import first_call
     from memsift._spool import services_keeping_news
-    from memsift.config import default_home, unknown_variables
+    from memsift.config import unknown_settings
     from memsift.pipeline import health_news
 
-    forget_old(default_home(os.environ))
+    session = _optional(payload, "session_id")
     try:
         services = _services(agent, payload)
-        session = _optional(payload, "session_id")
         notice = health_news(services, session) or services_keeping_news(services, session)
     except MemoryOff as off:
         notice = off.notice
-    if unknown := unknown_variables(os.environ):  # a typo the settings cannot see: ignored, but said
-        notice = "; ".join(part for part in (notice, unknown) if part)
-    _say("SessionStart", "", notice)
+    home = default_home(os.environ)
+    # A typo the settings cannot see: ignored, but said once per session (again if it changes).
+    mistakes = [line for line in unknown_settings(os.environ)
+                if not session or first_call(home, ["told", session, line])]
+    return _joined(notice, *mistakes)
 
 
 def session_end(agent: Agent, payload: Payload) -> None:
@@ -312,27 +356,33 @@ OUTPUT_CHARS = 8_000
 OUTPUT_ITEMS = 5
 
 
-def _say(event: str, context: str, notice: str | None) -> None:
+def _say(event: str, context: str, notice: str | None, *, relay: bool = False) -> None:
     """The agent's output: the context for the model, and a notice for the user too; or nothing.
 
     Exactly these keys: Codex rejects the whole output over one it does not know.
     """
     if context or notice:
-        sys.stdout.write(output_line(event, context, notice) + "\n")
+        sys.stdout.write(output_line(event, context, notice, relay=relay) + "\n")
 
 
-def output_line(event: str, context: str, notice: str | None) -> str:
+def output_line(event: str, context: str, notice: str | None, *, relay: bool = False) -> str:
     """The JSON line for the agent, at most ``OUTPUT_ITEMS`` items and ``OUTPUT_CHARS`` characters.
 
     >>> len(output_line("UserPromptSubmit", "Project memory ...\\n- " + "x" * 20_000, None)) <= OUTPUT_CHARS
     True
     """
-    return json.dumps(hook_output(event, context, notice))
+    return json.dumps(hook_output(event, context, notice, relay=relay))
 
 
-def hook_output(event: str, context: str, notice: str | None) -> dict[str, Any]:
+# The notice's line in the model's context when the user does not see hook messages (claude -p,
+# codex exec): a request, not an order, so that no injection screen takes it for one.
+RELAY = "memsift notice for the user, who does not see hook messages here (please pass it on in one line): "
+
+
+def hook_output(event: str, context: str, notice: str | None, *, relay: bool = False) -> dict[str, Any]:
     """What a hook answers the agent (``output_line``'s object, for a harness that takes it as is):
-    the context for the model, a notice for the user too; ``{}`` when there is neither."""
+    the context for the model, a notice for the user too (``relay``: with a request to the model to
+    pass it on, for a mode that shows the user no hook message); ``{}`` when there is neither."""
     if not (context or notice):
         return {}
     budget = OUTPUT_CHARS - 120  # the keys, the event's name and the quotes
@@ -340,7 +390,7 @@ def hook_output(event: str, context: str, notice: str | None) -> dict[str, Any]:
     if notice:
         output["systemMessage"] = _fitted(f"memsift: {notice}", budget // 4)
         budget -= _size(output["systemMessage"])
-    lines = [*([notice] if notice else []), *(context.split("\n") if context else [])]
+    lines = [*([f"{RELAY if relay else ''}{notice}"] if notice else []), *(context.split("\n") if context else [])]
     kept: list[str] = []
     for line in lines:
         items = sum(kept_line.startswith("- ") for kept_line in kept)
