@@ -121,10 +121,37 @@ def _search_store(services: Services, query: str, limit: int) -> tuple[list[Item
     return ([], found) if isinstance(found, str) else (found, "")
 
 
-def print_source(item_id: str, folder: str | os.PathLike[str]) -> int:
-    """Print the item *item_id* of the store (a note line's pointer, ``ex-3f2a9c1b``): its fact line,
-    then the whole exchange it was distilled from. 1 when the store does not hold it."""
+# A line of the notes as recall and search point to it (``notes.md:4``), or as ``memsift notes`` numbers it.
+_NOTE_POINTER = re.compile(r"(?:notes\.md:)?([0-9]+)")
+_KEPT_POINTER = re.compile(r"\bex-[0-9a-f]{8}\b")
+
+
+def print_source(pointer: str, folder: str | os.PathLike[str]) -> int:
+    """Print what a pointer memsift printed names: a line of the notes (``notes.md:4``), then the
+    exchange its fact came from when it ends with one; or the store's item (``ex-3f2a9c1b``, the
+    pointer a note line ends with): its fact line, then the whole exchange it was distilled from.
+    1 when there is no such line or item."""
     services = open_services(load_config(), project_root(folder))
+    line = _NOTE_POINTER.fullmatch(pointer.strip())
+    if line is None:
+        return _print_item(services, pointer.strip())
+    notebook = services.notebook
+    lines = notebook.lines() if isinstance(notebook, NotesFile) else []
+    number = int(line[1])
+    if not 0 < number <= len(lines) or not lines[number - 1].strip():
+        where = notebook.path if isinstance(notebook, NotesFile) else "the notes"
+        print(f"memsift: {where} has {len(lines)} line{'' if len(lines) == 1 else 's'}: no note at line {number}")
+        return 1
+    print(f"notes.md:{number}  {escaped(lines[number - 1])}")
+    kept = _KEPT_POINTER.findall(lines[number - 1])
+    if kept:  # the fact's source: a line memsift did not write has none (the line is all there is)
+        print()
+        _print_item(services, kept[-1])
+    return 0
+
+
+def _print_item(services: Services, item_id: str) -> int:
+    """Print the store's item *item_id*: its fact line and the whole exchange; 1 when it holds none."""
     store = services.store
     get = getattr(store, "get", None)
     if store is None or get is None:
@@ -153,12 +180,13 @@ def _within_deadline(services: Services, call: Callable[..., Any], *args: Any, *
 
 
 def _print_items(items: list[Item], none: str) -> None:
+    """Each item after its pointer, which ``memsift show`` takes: a note's line, a stored item's id."""
     if not items:
         print(f"  {none}")
     for item in items:
-        print(f"  {item.source}  {_shown(item.text)}")
+        print(f"  {item.source if item.origin == 'note' else escaped(item.id)}  {_shown(item.text)}")
         if item.exchange:
-            print(f"      from the exchange ({item.id}): {_shown(item.exchange, EXCHANGE_SHOWN)}")
+            print(f"      from the exchange: {_shown(item.exchange, EXCHANGE_SHOWN)}")
 
 
 def _shown(text: str, limit: int = SHOWN_CHARS) -> str:
