@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .errors import MemsiftError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+    from typing import Any
 
     from .bench import LoopScenario, Scenario, StoreFactory
     from .config import Config
@@ -95,6 +96,7 @@ def _commands() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     import argparse
+    from pathlib import Path
 
     parser = argparse.ArgumentParser(prog="memsift", description=DESCRIPTION)
     from . import __version__
@@ -184,6 +186,8 @@ def _folder(value: str) -> str:
 
 
 def _folder_path(value: str) -> Path:
+    from pathlib import Path
+
     return Path(_folder(value))
 
 
@@ -359,6 +363,7 @@ def _retain(ns: argparse.Namespace) -> int:
 
 def _install(ns: argparse.Namespace) -> int:
     import os
+    from pathlib import Path
 
     from .config import default_home
     from ._install import install, uninstall

@@ -18,42 +18,50 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
-from .errors import MemsiftError
 from ._health import Health
-from ._trust import not_yours, untrusted_files
-from .pipeline import recall, retain
-from .services import Services
-from .types import Exchange, Message, Recall, Retained
+from ._trust import Distrust, not_yours, untrusted_files
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: SessionStart reads this module
+if TYPE_CHECKING:
+    from .services import Services
+    from .types import Exchange, Message, Recall, Retained
 
 SETTINGS = "memsift's settings"  # the health file's name for a configuration that does not load
 
 
-class Opened(NamedTuple):
-    """The services; or None, why not, and the line for the agent (None when it already heard it)."""
+class Opened:
+    """The services; or None, why not, and the line for the agent (None when it already heard it).
+    A plain class: SessionStart imports this module, and a NamedTuple would import typing."""
 
-    services: Services | None
-    why: str = ""
-    notice: str | None = None
+    __slots__ = ("notice", "services", "why")
+
+    def __init__(self, services: Services | None, why: str = "", notice: str | None = None) -> None:
+        self.services, self.why, self.notice = services, why, notice
 
 
 def guarded_recall(message: Message, project_root: str | os.PathLike[str],
                    environ: Mapping[str, str] | None = None) -> Recall:
     """``recall`` with the services the settings name, or nothing added and a notice why not."""
-    services, why, notice = open_guarded(project_root, message.session, environ)
-    if services is None:
-        return Recall("", (), None, (), f"settings: {why}", notice)
-    return recall(message, services)
+    from .pipeline import recall
+    from .types import Recall
+
+    opened = open_guarded(project_root, message.session, environ)
+    if opened.services is None:
+        return Recall("", (), None, (), f"settings: {opened.why}", opened.notice)
+    return recall(message, opened.services)
 
 
 def guarded_retain(exchange: Exchange, project_root: str | os.PathLike[str],
                    environ: Mapping[str, str] | None = None) -> Retained:
     """``retain`` with the services the settings name, or nothing kept and a notice why not."""
-    services, why, notice = open_guarded(project_root, exchange.session, environ)
-    if services is None:
-        return Retained(False, None, (), (), (), f"settings: {why}", notice)
-    return retain(exchange, services)
+    from .pipeline import retain
+    from .types import Retained
+
+    opened = open_guarded(project_root, exchange.session, environ)
+    if opened.services is None:
+        return Retained(False, None, (), (), (), f"settings: {opened.why}", opened.notice)
+    return retain(exchange, opened.services)
 
 
 def open_guarded(project_root: str | os.PathLike[str], session: str,
@@ -64,11 +72,62 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     >>> open_guarded("/src/shop", "s1").services.config.store
     'embedded'
     """
-    from .config import default_home, load_config
+    from ._home import default_home
+    from .config import load_config
+    from .errors import MemsiftError
     from .services import open_services
 
     environ = os.environ if environ is None else environ
     home = default_home(environ)
+    unusable = _unusable(home, project_root, session)
+    if unusable is not None:
+        return unusable
+    health = Health(home)
+    try:
+        config = load_config(environ)
+        distrust = untrusted_files(home, config.project_dir(project_root))
+        services = None if distrust else open_services(config, project_root, served_wait=served_wait)
+    except Exception as exc:  # a settings error above all; whatever it is, memory is off: say so
+        return _settings_off(health, session, str(exc) if isinstance(exc, MemsiftError)
+                             else f"{type(exc).__name__}: {exc}")
+    _settings_load(health)
+    if services is None:  # this project only: no entry in the health file, which every session reads
+        return _distrusted(home, project_root, session, distrust)
+    return Opened(services)
+
+
+def start_news(project_root: str | os.PathLike[str], session: str,
+               environ: Mapping[str, str] | None = None) -> tuple[str | None, list[str]]:
+    """What a starting session is told about memory, as its first prompt's path would find it
+    (memory off and why, a paused service it uses, exchanges that cannot be kept), and the lines
+    naming what in the settings is no setting; without loading the settings when they are as
+    they were (``_checked.py``).
+    """
+    from ._checked import checked
+    from ._home import default_home, project_folder
+    from ._spool import folders_of, keeping_news
+
+    environ = os.environ if environ is None else environ
+    home = default_home(environ)
+    unusable = _unusable(home, project_root, session)
+    if unusable is not None:
+        return unusable.notice, []
+    verdict = checked(environ, project_root)
+    health = Health(home)
+    if verdict.error:
+        return _settings_off(health, session, verdict.error).notice, verdict.unknown
+    _settings_load(health)
+    folder = project_folder(home, project_root)
+    distrust = untrusted_files(home, folder)
+    if distrust:
+        return _distrusted(home, project_root, session, distrust).notice, verdict.unknown
+    news = health.news(session, verdict.in_use) or keeping_news(
+        home, folders_of(folder / name for name in verdict.keeps), session, environ)
+    return news, verdict.unknown
+
+
+def _unusable(home: Path, project_root: str | os.PathLike[str], session: str) -> Opened | None:
+    """Memory off before any setting is read: a path no folder has, a home that is not the user's."""
     if "\0" in os.fspath(project_root):  # no folder is named so: this path's memory is off, nobody else's
         why = "the project's path holds a NUL byte, which no folder's path can"
         return Opened(None, why, _once(home, session, f"memory off for this folder: {why}"))
@@ -76,21 +135,23 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     if foreign is not None:  # nothing in it is read or written, not even the health file
         why = f"{foreign.reason} (memsift doctor says how to fix it)"
         return Opened(None, why, _once(home, session, f"memory off: {why}; reminders are off", in_home=False))
-    health = Health(home)
-    try:
-        config = load_config(environ)
-        distrust = untrusted_files(home, config.project_dir(project_root))
-        services = None if distrust else open_services(config, project_root, served_wait=served_wait)
-    except Exception as exc:  # a settings error above all; whatever it is, memory is off: say so
-        why = str(exc) if isinstance(exc, MemsiftError) else f"{type(exc).__name__}: {exc}"
-        health.broken(SETTINGS, why)
-        return Opened(None, why, health.notice(SETTINGS, session))
+    return None
+
+
+def _settings_off(health: Health, session: str, why: str) -> Opened:
+    health.broken(SETTINGS, why)
+    return Opened(None, why, health.notice(SETTINGS, session))
+
+
+def _settings_load(health: Health) -> None:
     if SETTINGS in health.broken_names():
-        health.succeeded(SETTINGS)
-    if services is None:  # this project only: no entry in the health file, which every session reads
-        why = f"the project {os.fspath(project_root)}: {distrust[0].reason} (memsift doctor says how to fix it)"
-        return Opened(None, why, _once(home, session, f"memory off: {why}; reminders are off"))
-    return Opened(services)
+        health.succeeded(SETTINGS)  # "memory back on", to the sessions that heard it was off
+
+
+def _distrusted(home: Path, project_root: str | os.PathLike[str], session: str,
+                distrust: list[Distrust]) -> Opened:
+    why = f"the project {os.fspath(project_root)}: {distrust[0].reason} (memsift doctor says how to fix it)"
+    return Opened(None, why, _once(home, session, f"memory off: {why}; reminders are off"))
 
 
 def _once(home: Path, session: str, notice: str, *, in_home: bool = True) -> str | None:

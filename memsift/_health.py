@@ -40,9 +40,12 @@ import pathlib
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ._files import read_regular, set_aside, write_atomically
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_NAME = "health.json"
 _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forgotten

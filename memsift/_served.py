@@ -96,9 +96,10 @@ def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a malformed request
         return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
     # No session hears here why memory is off: declined, the hook's own path tells its session, once.
-    services, why, _ = open_guarded(root, "", environ)
+    opened = open_guarded(root, "", environ)
+    services = opened.services
     if services is None:
-        return {"ok": False, "why": why}
+        return {"ok": False, "why": opened.why}
     refusal = _elsewhere(services, model_name)
     if refusal:
         _close(services)

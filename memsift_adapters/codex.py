@@ -6,8 +6,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .agent import Agent, Payload, TurnText, folders_down_to
+from .agent import Agent, folders_down_to
 from .transcript import entry, turn
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from .agent import Payload, TurnText
 
 # Codex 0.171 writes ``item_completed`` events holding these items; earlier
 # releases wrote ``user_message`` and ``agent_message`` events.

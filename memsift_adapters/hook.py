@@ -24,17 +24,17 @@ on stderr (for the detached work: in ``<memsift home>/hooks.log``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
 
-from .agent import Agent, Payload
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Literal
+
+    from .agent import Agent, Payload
 
     from memsift.services import Services
     from memsift.types import Exchange, Message, Recall, Retained
@@ -92,6 +92,8 @@ def prompt(agent: Agent, payload: Payload) -> None:
         return  # the warm model server recalled it: nothing of the pipeline is imported here
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
+    import contextlib
+
     from memsift._project import project_root
     from memsift._served import answered
 
@@ -197,23 +199,18 @@ def session_start(agent: Agent, payload: Payload) -> None:
 
 def start_notice(agent: Agent, payload: Payload) -> str | None:
     """What a session is told as it starts, once: memory paused or off, exchanges that cannot be
-    kept, names in the settings that are no setting (each once per session)."""
+    kept, names in the settings that are no setting (each once per session). Neither attrs nor the
+    pipeline is imported while the settings are as a hook last found them (``memsift._checked``)."""
+    from memsift._guarded import start_news
     from memsift._home import default_home
     from memsift._once import first_call
-    from memsift._spool import services_keeping_news
-    from memsift.config import unknown_settings
-    from memsift.pipeline import health_news
+    from memsift._project import project_root
 
     session = _optional(payload, "session_id")
-    try:
-        services = _services(agent, payload)
-        notice = health_news(services, session) or services_keeping_news(services, session)
-    except MemoryOff as off:
-        notice = off.notice
+    notice, unknown = start_news(project_root(_required(payload, "cwd")), session)
     home = default_home(os.environ)
     # A typo the settings cannot see: ignored, but said once per session (again if it changes).
-    mistakes = [line for line in unknown_settings(os.environ)
-                if not session or first_call(home, ["told", session, line])]
+    mistakes = [line for line in unknown if not session or first_call(home, ["told", session, line])]
     return _joined(notice, *mistakes)
 
 
@@ -305,10 +302,11 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
     from memsift._project import project_root
 
     root = project_root(_required(payload, "cwd"))
-    services, why, notice = open_guarded(root, "" if detached else _optional(payload, "session_id"),
-                                         served_wait=DETACHED_WAIT if detached else 0.0)
+    opened = open_guarded(root, "" if detached else _optional(payload, "session_id"),
+                          served_wait=DETACHED_WAIT if detached else 0.0)
+    services = opened.services
     if services is None:
-        raise MemoryOff(why, notice)
+        raise MemoryOff(opened.why, opened.notice)
     if with_loaded_files:  # paths only: the files are read if recall is about to add something
         services = evolve(services, loaded_files=agent.loaded_files(payload, root))
     return services
@@ -496,6 +494,8 @@ def _in_background() -> bool:
     agent waits for neither, and an agent tearing down does not kill the work
     half way. The child's errors go to ``<memsift home>/hooks.log``.
     """
+    import contextlib
+
     sys.stdout.flush()
     sys.stderr.flush()
     if os.fork():

@@ -497,6 +497,34 @@ def test_session_start_says_in_one_line_that_the_settings_do_not_load(home, proj
     assert notice.startswith("memory off: memsift's settings: ") and "bogus" in notice
 
 
+def imported_by(result: subprocess.CompletedProcess[bytes]) -> set[str]:
+    """The modules a hook run with ``-X importtime`` imported."""
+    return {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines()
+            if line.startswith("import time:")}
+
+
+def test_session_start_loads_the_settings_only_when_they_changed(home, project):
+    """The first SessionStart checks the settings (attrs, the services); the next ones, the settings
+    as they were, read the verdict back: neither attrs nor the pipeline. A changed config.toml, or a
+    changed variable, is checked afresh, and said at once."""
+    def start(session: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+        return run_hook("claude", "start", session_payload("claude", project, "SessionStart", session), home,
+                        project, python_flags=("-X", "importtime"), **INTERACTIVE, **env)
+
+    first, again = start("s1"), start("s2")
+    (home / "config.toml").write_text("max_items = 'two'\n")
+    edited = start("s3")
+    (home / "config.toml").write_text("max_items = 2\n")
+    fixed, variable = start("s4"), start("s5", MEMSIFT_JUDGE="fast")
+
+    assert "attrs" in imported_by(first) and first.stdout == again.stdout == b""
+    assert not {name for name in imported_by(again) if name.split(".")[0] in ("attr", "attrs")}
+    assert not {"memsift.pipeline", "memsift.config", "memsift.services"} & imported_by(again)
+    assert "max_items='two'" in json.loads(edited.stdout)["systemMessage"]
+    assert fixed.stdout == b""  # a session that never heard "off" hears no "back on"
+    assert "judge must be auto, semantic or lexical, not 'fast'" in json.loads(variable.stdout)["systemMessage"]
+
+
 @pytest.mark.parametrize(("agent", "mode"), [("claude", {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}), ("claude", {}),
                                              ("codex", {})])
 def test_what_session_start_cannot_show_is_told_with_the_next_prompt_once(agent, mode, home, project):
