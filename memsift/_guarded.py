@@ -1,13 +1,14 @@
 """The two paths as a hook or the command line runs them: settings read, services opened, and
 memory never off in silence.
 
-When the settings cannot be read (a typo in ``config.toml``, a bad
-``MEMSIFT_*`` value) or the services cannot be opened, nothing is recalled
-or retained, and the agent is told why in one line, once per session and
-again when it changes, through the same health file as a paused service:
+When the settings cannot be read (``config.toml`` that is no TOML, a bad
+value there or in a ``MEMSIFT_*`` variable) or the services cannot be
+opened, nothing is recalled or retained, and the agent is told why in one
+line, once per session and again when it changes, through the same health
+file as a paused service:
 
 >>> guarded_recall(Message("why did we pick Stripe?", session="s1"), "/src/shop").notice
-"memory off: memsift's settings: .../config.toml: unknown settings ['stroe']; reminders are off"
+"memory off: memsift's settings: .../config.toml: store must be 'embedded' or 'cognee', not 'mongo'; reminders are off"
 
 Once the settings read again, the next path closes the entry, and a session
 that heard "memory off" hears "memory back on" once.

@@ -21,8 +21,9 @@ reminders are on". A session that never saw the pause hears nothing.
 
 The same file says when memory is off for a reason of memsift's own (a
 settings file it cannot read, a stage that fails): ``broken`` opens such an
-entry, told the same way ("memory off: config.toml: unknown settings
-['stroe']; reminders are off"), and ``succeeded`` closes it ("memory back
+entry, told the same way ("memory off: memsift's settings: .../config.toml:
+store must be 'embedded' or 'cognee', not 'mongo'; reminders are off"), and
+``succeeded`` closes it ("memory back
 on"). A file memsift found damaged and set aside is news to each session
 once, for a day (``damaged``). Service names never carry the credentials of
 a URL: ``public_name`` strips them.

@@ -8,7 +8,10 @@ EVENT is the agent's own event name:
   when memory is paused), and nothing otherwise.
 - ``Stop``: retain the exchange, in a process detached from the agent. Prints nothing.
 - ``SessionStart``: one line, for the user and the model, when memory is
-  paused or misconfigured; nothing otherwise.
+  paused or misconfigured; nothing otherwise. Where the agent's mode shows
+  the user no hook message (``Agent.shows_notices``: ``claude -p``, Codex),
+  the line is held for the session's next prompt, which gives it to the
+  model with a request to pass it on (``RELAY``).
 - ``SessionEnd``: drain the outbox to the store, detached. Prints nothing.
 
     $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
