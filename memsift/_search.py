@@ -124,6 +124,7 @@ def _search_store(services: Services, query: str, limit: int) -> tuple[list[Item
 # A line of the notes as recall and search point to it (``notes.md:4``), or as ``memsift notes`` numbers it.
 _NOTE_POINTER = re.compile(r"(?:notes\.md:)?([0-9]+)")
 _KEPT_POINTER = re.compile(r"\bex-[0-9a-f]{8}\b")
+_SOURCE_LABEL = re.compile(r"(?:memsift|cognee):[\w-]+")  # memsift:decision, cognee:memsift
 
 
 def print_source(pointer: str, folder: str | os.PathLike[str]) -> int:
@@ -131,10 +132,15 @@ def print_source(pointer: str, folder: str | os.PathLike[str]) -> int:
     exchange its fact came from when it ends with one; or the store's item (``ex-3f2a9c1b``, the
     pointer a note line ends with): its fact line, then the whole exchange it was distilled from.
     1 when there is no such line or item."""
+    pointer = pointer.strip()
+    if _SOURCE_LABEL.fullmatch(pointer):  # recall shows a stored item's source beside it: not one item
+        print(f"memsift: {pointer} names where stored items come from, not one item: show takes the ex-… "
+              "pointer at the end of the item's line")
+        return 1
     services = open_services(load_config(), project_root(folder))
-    line = _NOTE_POINTER.fullmatch(pointer.strip())
+    line = _NOTE_POINTER.fullmatch(pointer)
     if line is None:
-        return _print_item(services, pointer.strip())
+        return _print_item(services, pointer)
     notebook = services.notebook
     lines = notebook.lines() if isinstance(notebook, NotesFile) else []
     number = int(line[1])

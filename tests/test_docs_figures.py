@@ -24,7 +24,8 @@ from memsift._install import TIMEOUTS
 from memsift_adapters import transcript
 from memsift_adapters.hook import OUTPUT_CHARS, OUTPUT_ITEMS
 
-AGENTS_MD = Path(__file__).resolve().parent.parent / "docs" / "agents.md"
+REPO = Path(__file__).resolve().parent.parent
+AGENTS_MD = REPO / "docs" / "agents.md"
 MEMSIFT = Path(sys.executable).parent / "memsift"
 DOC_HOME = "/home/you"  # the user's home as the page writes it
 KEPT = {"user": "Should we use Stripe or Mollie for payments?",
@@ -87,6 +88,13 @@ def test_the_limits_agents_md_states_are_the_codes():
     assert f"the last {['zero', 'one', 'two', 'three', 'four', 'five'][RECENT_TURNS]} turns" in page
     assert f"({transcript._FIRST_WINDOW // 1024} KiB, then" in page
     assert f"up to {transcript._LAST_WINDOW >> 20} MiB" in page
+
+
+def test_the_readme_gives_the_weights_their_size():
+    from memsift.decider._weights import SHIPPED
+
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"({round(SHIPPED.stat().st_size / 1000)} KB of weights" in readme
 
 
 @pytest.mark.parametrize("page", ["agents.md"])

@@ -155,3 +155,15 @@ def test_show_of_a_line_the_notes_do_not_have_says_so_and_fails(project):
 
     assert result.returncode == 1
     assert result.stdout == f"memsift: {project_dir(project) / 'notes.md'} has 1 line: no note at line 9\n"
+
+
+def test_show_of_a_stored_items_source_label_says_which_pointer_to_use(project):
+    """Recall shows a stored item with its source (`[memsift:decision]`): no one item, so show says
+    what it takes instead."""
+    kept_fact(project)
+
+    result = subprocess.run([str(MEMSIFT), "show", "memsift:decision"], capture_output=True, text=True,
+                            cwd=project, timeout=60)
+
+    assert result.returncode == 1
+    assert result.stdout.startswith("memsift: memsift:decision names where stored items come from, not one item")
