@@ -286,10 +286,14 @@ def _serve(ns: argparse.Namespace) -> int:
 
 
 def _services(ns: argparse.Namespace) -> Services:
+    from ._guarded import settings_loaded
+    from ._health import Health
     from .config import load_config
     from .services import open_services
 
-    return open_services(load_config(), ns.project)
+    config = load_config()
+    settings_loaded(Health(config.home))  # or recall would tell a hook's stale "memory off" while it works
+    return open_services(config, ns.project)
 
 
 def _recall(ns: argparse.Namespace) -> int:

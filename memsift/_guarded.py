@@ -91,7 +91,7 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     except Exception as exc:  # a settings error above all; whatever it is, memory is off: say so
         return _settings_off(health, session, str(exc) if isinstance(exc, MemsiftError)
                              else f"{type(exc).__name__}: {exc}")
-    _settings_load(health)
+    settings_loaded(health)
     if services is None:  # this project only: no entry in the health file, which every session reads
         return _distrusted(home, project_root, session, distrust)
     return Opened(services)
@@ -117,7 +117,7 @@ def start_news(project_root: str | os.PathLike[str], session: str,
     health = Health(home)
     if verdict.error:
         return _settings_off(health, session, verdict.error).notice, verdict.unknown
-    _settings_load(health)
+    settings_loaded(health)
     folder = project_folder(home, project_root)
     distrust = untrusted_files(home, folder)
     if distrust:
@@ -144,9 +144,11 @@ def _settings_off(health: Health, session: str, why: str) -> Opened:
     return Opened(None, why, health.notice(SETTINGS, session))
 
 
-def _settings_load(health: Health) -> None:
+def settings_loaded(health: Health) -> None:
+    """The settings load now: a hook's "memory off" for them is history ("memory back on", to the
+    sessions that heard it)."""
     if SETTINGS in health.broken_names():
-        health.succeeded(SETTINGS)  # "memory back on", to the sessions that heard it was off
+        health.succeeded(SETTINGS)
 
 
 def _distrusted(home: Path, project_root: str | os.PathLike[str], session: str,

@@ -251,3 +251,18 @@ def test_a_command_reading_stdin_from_a_terminal_says_so(args, says, memsift_hom
 
     assert child.returncode == 0 and out == ""
     assert err.startswith(says) and "(end it with Ctrl-D)" in err.splitlines()[0] and "Traceback" not in err
+
+
+def test_recall_with_settings_that_load_tells_no_hooks_stale_memory_off(memsift_home, project):
+    """A hook run with a bad value recorded "memory off"; recall with settings that load works and
+    says so, instead of repeating that line (as a hook would, it closes the entry)."""
+    NotesFile(load_config().project_dir(project) / "notes.md").append([CADDY])
+    hook = subprocess.run([sys.executable, "-m", "memsift", "hook", "codex", "UserPromptSubmit"], timeout=60,
+                          input=json.dumps({"session_id": "s1", "cwd": str(project), "prompt": "why Caddy?"}),
+                          env={**os.environ, "MEMSIFT_HOME": str(memsift_home), "MEMSIFT_JUDGE": "fast"},
+                          capture_output=True, text=True)
+    assert "memory off" in hook.stdout
+
+    done = memsift("recall", stdin="why did we pick Caddy over nginx?", home=memsift_home, cwd=project)
+
+    assert done.returncode == 0 and "memory off" not in done.stdout and "Caddy over nginx" in done.stdout
