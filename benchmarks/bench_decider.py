@@ -47,6 +47,8 @@ def main() -> None:
     messages, items, exchanges = [], [], []
     for path in ns.scenarios:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if "conversation" not in data:
+            continue  # a loop of sessions (docs/scenarios.md): its messages are the other scenarios' kind
         messages += [t["text"] for t in data["conversation"] if t["role"] == "user"]
         items += [m["text"] for part in ("notes", "archive") for m in data["memory"][part]]
         exchanges += [(r["user"], r["assistant"]) for r in data["retain"]]

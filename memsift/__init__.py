@@ -11,8 +11,7 @@ on a hook's hot path; a type checker reads them from the imports below.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 
 if TYPE_CHECKING:
     from .config import Config, load_config
@@ -47,6 +46,8 @@ _MODULE_OF = {
 def __getattr__(name: str) -> object:
     if name not in __all__:
         raise AttributeError(f"module 'memsift' has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(f".{_MODULE_OF.get(name, 'types')}", __name__), name)
 
 

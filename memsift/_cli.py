@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .errors import MemsiftError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+    from typing import Any
 
     from .bench import LoopScenario, Scenario, StoreFactory
     from .config import Config
@@ -41,6 +42,8 @@ def _main(args: list[str]) -> int:
     if args[:1] == ["redact"]:  # its own small parser, and nothing else to import
         from .redact import main as redact_main
 
+        if args[1:] in ([], ["-"]):
+            _reading("redact", "the text to redact")
         return redact_main(args[1:])
     if args[:1] == ["hook"]:  # every message of an agent comes here: no parser, nothing else imported
         try:
@@ -50,6 +53,9 @@ def _main(args: list[str]) -> int:
             return 0
         return hook_main(args[1:])
     parser = _parser()
+    if not args:
+        print(_commands())
+        return 0
     ns = parser.parse_args(args)
     try:
         code: int = ns.run(ns)
@@ -68,17 +74,43 @@ def _main(args: list[str]) -> int:
         return 1
 
 
+DESCRIPTION = "Sort a coding agent's memory: what to add to a message, what to keep."
+COMMANDS = {  # each command's line in `memsift` alone and in its --help
+    "bench": "replay scenarios: what memory added, beside adding on every message",
+    "recall": "what memory would add to one message (read on stdin)",
+    "brief": "what a session of this project starts with: its memory, chosen to fit a budget",
+    "retain": "decide whether one exchange is kept (JSON {user, assistant} on stdin)",
+    "redact": "print FILE (or stdin) with credentials redacted",
+    "hook": "run one hook of an agent: memsift hook claude-code|codex EVENT (payload on stdin)",
+    "install": "add memsift's hooks to Claude Code's or Codex's settings",
+    "uninstall": "take memsift's hooks out of Claude Code's or Codex's settings",
+    "notes": "print the project's notes and where they are",
+    "search": "search the project's notes and the store (for the agent itself)",
+    "show": "print what a pointer names: a note line (notes.md:4), a kept fact with its exchange (ex-3f2a9c1b)",
+    "doctor": "can memory work here: settings, services, hooks, last decisions",
+    "serve": "the warm model server hooks reach (started by them when needed)",
+}
+
+
+def _commands() -> str:
+    """What ``memsift`` alone prints: the commands, one line each."""
+    width = max(map(len, COMMANDS))
+    return "\n".join([f"memsift: {DESCRIPTION[0].lower()}{DESCRIPTION[1:]}", "", "commands:",
+                      *(f"  {name:<{width}}  {does}" for name, does in COMMANDS.items()), "",
+                      "memsift COMMAND --help says more; docs/agents.md sets up Claude Code and Codex."])
+
+
 def _parser() -> argparse.ArgumentParser:
     import argparse
+    from pathlib import Path
 
-    parser = argparse.ArgumentParser(
-        prog="memsift", description="Sort a coding agent's memory: what to add to a message, what to keep.")
+    parser = argparse.ArgumentParser(prog="memsift", description=DESCRIPTION)
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"memsift {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    bench = sub.add_parser("bench", help="replay scenarios: what memory added, beside adding on every message")
+    bench = sub.add_parser("bench", help=COMMANDS["bench"])
     bench.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO")
     bench.add_argument("--pipeline", choices=["memsift", "memsift-lexical", "every-message"],
                        help="one pipeline (default: all, side by side, in the same run)")
@@ -87,14 +119,14 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--cognee-url", help="the Cognee server, with --store cognee")
     bench.set_defaults(run=_bench)
 
-    recall = sub.add_parser("recall", help="what memory would add to one message (read on stdin)")
+    recall = sub.add_parser("recall", help=COMMANDS["recall"])
     _project_args(recall)
     recall.add_argument("--conversation", type=Path,
                         help="JSON list of {role, text} turns before the message, oldest first")
     recall.add_argument("--json", action="store_true", help="print the result and its trace as JSON")
     recall.set_defaults(run=_recall)
 
-    brief = sub.add_parser("brief", help="what a session of this project starts with: its memory, chosen to fit")
+    brief = sub.add_parser("brief", help=COMMANDS["brief"])
     _project_args(brief)
     brief.add_argument("--budget", type=int, metavar="CHARS", help="characters (default: brief_chars, 2000)")
     brief.add_argument("--focus", metavar="WORDS",
@@ -102,25 +134,25 @@ def _parser() -> argparse.ArgumentParser:
     brief.add_argument("--json", action="store_true", help="print the result and its trace as JSON")
     brief.set_defaults(run=_brief)
 
-    retain = sub.add_parser("retain", help="decide whether one exchange is kept (JSON {user, assistant} on stdin)")
+    retain = sub.add_parser("retain", help=COMMANDS["retain"])
     _project_args(retain)
     retain.set_defaults(run=_retain)
 
-    sub.add_parser("redact", help="print FILE (or stdin) with credentials redacted")
-    sub.add_parser("hook", help="run one hook of an agent: memsift hook claude-code|codex EVENT (payload on stdin)")
+    sub.add_parser("redact", help=COMMANDS["redact"])
+    sub.add_parser("hook", help=COMMANDS["hook"])
 
-    for name, does in (("install", "add memsift's hooks to"), ("uninstall", "take memsift's hooks out of")):
-        command = sub.add_parser(name, help=f"{does} Claude Code's or Codex's settings")
+    for name in ("install", "uninstall"):
+        command = sub.add_parser(name, help=COMMANDS[name])
         command.add_argument("agent", choices=["claude-code", "codex"])
-        command.add_argument("--project", type=Path, metavar="DIR",
+        command.add_argument("--project", type=_folder_path, metavar="DIR",
                              help="that project's settings (default: the user's, for every project)")
         if name == "install":
             command.add_argument("--trust", action="store_true",
                                  help="codex: also trust the hooks in $CODEX_HOME/config.toml, as /hooks would")
         command.set_defaults(run=_install, action=name)
 
-    notes = sub.add_parser("notes", help="print the project's notes and where they are")
-    notes.add_argument("--project", default=".", help="a folder of the project (default: here)")
+    notes = sub.add_parser("notes", help=COMMANDS["notes"])
+    notes.add_argument("--project", default=".", type=_folder, help="a folder of the project (default: here)")
     fix = notes.add_mutually_exclusive_group()
     fix.add_argument("--restore", action="store_true",
                      help="append again memsift's lines another program's write removed (memsift doctor lists them)")
@@ -128,32 +160,65 @@ def _parser() -> argparse.ArgumentParser:
                      help="agree those lines are gone: memsift doctor no longer lists them")
     notes.set_defaults(run=_notes)
 
-    search = sub.add_parser("search", help="search the project's notes and the store (for the agent itself)")
+    search = sub.add_parser("search", help=COMMANDS["search"])
     search.add_argument("query", nargs="+")
-    search.add_argument("--project", default=".", help="a folder of the project (default: here)")
+    search.add_argument("--project", default=".", type=_folder, help="a folder of the project (default: here)")
     search.add_argument("--limit", type=int, default=5, help="at most this many of each (default 5)")
     search.set_defaults(run=_search)
 
-    show = sub.add_parser("show", help="print a kept fact and the whole exchange it came from (its ex-… pointer)")
-    show.add_argument("id", metavar="POINTER", help="the pointer a note line ends with: ex-3f2a9c1b")
-    show.add_argument("--project", default=".", help="a folder of the project (default: here)")
+    show = sub.add_parser("show", help=COMMANDS["show"])
+    show.add_argument("id", metavar="POINTER", help="a pointer memsift printed: notes.md:4 (a line of the notes), "
+                                                    "ex-3f2a9c1b (a kept fact, with its whole exchange)")
+    show.add_argument("--project", default=".", type=_folder, help="a folder of the project (default: here)")
     show.set_defaults(run=_show)
 
-    doctor = sub.add_parser("doctor", help="can memory work here: settings, services, hooks, last decisions")
-    doctor.add_argument("--project", default=".", help="the project root (default: here)")
+    doctor = sub.add_parser("doctor", help=COMMANDS["doctor"])
+    doctor.add_argument("--project", default=".", type=_folder, help="the project root (default: here)")
     doctor.add_argument("--last", type=int, default=5, metavar="N", help="how many decisions to show")
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_doctor)
 
-    serve = sub.add_parser("serve", help="the warm model server hooks reach (started by them when needed)")
+    serve = sub.add_parser("serve", help=COMMANDS["serve"])
     serve.add_argument("--stop", action="store_true", help="ask the running server to end, and wait for it")
     serve.set_defaults(run=_serve)
     return parser
 
 
 def _project_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--project", default=".", help="the project root (default: here)")
+    parser.add_argument("--project", default=".", type=_folder, help="the project root (default: here)")
     parser.add_argument("--session", default="", help="the agent session, so nothing is given twice")
+
+
+def _folder(value: str) -> str:
+    """``--project``'s value, when it names a folder: memsift makes nothing for a path that is none."""
+    import argparse
+    import os
+
+    if not os.path.isdir(value):
+        raise argparse.ArgumentTypeError(f"{value} is not a folder (a project's folder, or one inside it)")
+    return value
+
+
+def _folder_path(value: str) -> Path:
+    from pathlib import Path
+
+    return Path(_folder(value))
+
+
+def _reading(command: str, what: str) -> None:
+    """Say on a terminal that *command* waits for standard input: it is meant to be piped."""
+    if sys.stdin.isatty():
+        print(f"memsift {command}: reading {what} on standard input (end it with Ctrl-D)", file=sys.stderr)
+
+
+def _stdin(command: str, what: str, shape: str = "") -> str | None:
+    """Standard input (said on a terminal); None, and one line, when it holds nothing."""
+    _reading(command, f"the {what}{shape}")
+    text = sys.stdin.read()
+    if not text.strip():
+        print(f"memsift {command}: standard input is empty: no {what}, nothing done", file=sys.stderr)
+        return None
+    return text
 
 
 def _bench(ns: argparse.Namespace) -> int:
@@ -236,9 +301,12 @@ def _serve(ns: argparse.Namespace) -> int:
 
 def _services(ns: argparse.Namespace) -> Services:
     """The project's services, once its memory files are the user's own (``NotYours`` otherwise)."""
-    from ._guarded import open_trusted
+    from ._guarded import open_trusted, settings_loaded
+    from ._health import Health
 
-    return open_trusted(ns.project)
+    services = open_trusted(ns.project)
+    settings_loaded(Health(services.config.home))  # or recall would tell a hook's stale "memory off" while it works
+    return services
 
 
 def _recall(ns: argparse.Namespace) -> int:
@@ -253,7 +321,10 @@ def _recall(ns: argparse.Namespace) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"memsift: cannot read the conversation from {ns.conversation}: {exc}", file=sys.stderr)
             return 2
-    result = recall(Message(sys.stdin.read(), tuple(turns), ns.session), _services(ns))
+    text = _stdin("recall", "message")
+    if text is None:
+        return 0
+    result = recall(Message(text, tuple(turns), ns.session), _services(ns))
     return _print_result(result, as_json=ns.json)
 
 
@@ -314,8 +385,11 @@ def _retain(ns: argparse.Namespace) -> int:
     from .pipeline import retain
     from .types import Exchange
 
+    text = _stdin("retain", "exchange", ' as JSON {"user": ..., "assistant": ...}')
+    if text is None:
+        return 0
     try:
-        raw = json.loads(sys.stdin.read())
+        raw = json.loads(text)
         exchange = Exchange(raw["user"], raw["assistant"], ns.session)
     except (ValueError, KeyError, TypeError) as exc:
         print(f"memsift: expected JSON {{\"user\": ..., \"assistant\": ...}} on stdin: {exc}", file=sys.stderr)
@@ -327,6 +401,7 @@ def _retain(ns: argparse.Namespace) -> int:
 
 def _install(ns: argparse.Namespace) -> int:
     import os
+    from pathlib import Path
 
     from .config import default_home
     from ._install import install, uninstall

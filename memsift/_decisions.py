@@ -28,9 +28,11 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
+    from typing import Any
+
     from .types import Recall, Retained
 
 FILE_NAME = "decisions.jsonl"
@@ -123,6 +125,8 @@ def decision(agent: str, event: str, project: str, result: Recall | Retained | N
         "project": project, "session": session, "path": "recall", "stopped_by": QUIET, "added": 0}
     # Told apart by their fields: importing the types would cost the quiet path attrs.
     if hasattr(result, "keep"):
+        from typing import cast
+
         retained = cast("Retained", result)
         line.update(path="retain", kind=retained.category,
                     added=sum(len(kept) for kept in retained.lines) if retained.keep else 0)

@@ -85,7 +85,7 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
     environ = os.environ if environ is None else environ
     home = default_home(environ)
     root = project_root(project)
-    checks: list[Check] = _variable_checks(environ)
+    checks: list[Check] = _name_checks(environ)
     settings: tuple[Setting, ...] = ()
     try:
         config = load_config(environ)
@@ -100,12 +100,13 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
     return Report(str(home), settings, tuple(checks), tuple(DecisionLog(home).last(last)))
 
 
-def _variable_checks(environ: Mapping[str, str]) -> list[Check]:
-    """``MEMSIFT_*`` variables that are no setting: a typo the settings never see, ignored."""
-    from .config import unknown_variables
+def _name_checks(environ: Mapping[str, str]) -> list[Check]:
+    """Names that are no setting, in the environment or config.toml: a typo the settings never see,
+    ignored (memory works with the rest), each a warning with the closest name there is."""
+    from .config import unknown_settings
 
-    unknown = unknown_variables(environ)
-    return [Check("configuration", "environment", WARN, unknown)] if unknown else []
+    return [Check("configuration", "environment" if line.startswith("MEMSIFT_") else "config.toml", WARN, line)
+            for line in unknown_settings(environ)]
 
 
 def _as_checked_now(checks: list[Check]) -> list[Check]:
@@ -143,8 +144,9 @@ def _settings(config: Config, sources: Mapping[str, str]) -> tuple[Setting, ...]
 
 def _project_checks(config: Config, root: Path) -> list[Check]:
     notes = config.project_dir(root) / "notes.md"
-    checks = [Check("project", "root", OK if root.is_dir() else WARN,
-                    str(root) if root.is_dir() else f"{root} is not a folder")]
+    if not root.is_dir():  # nothing to check in it: memory has no project here
+        return [Check("project", "root", FAIL, f"{root} is not a folder (--project names the project's folder)")]
+    checks = [Check("project", "root", OK, str(root))]
     try:
         lines = [line for line in notes.read_text(encoding="utf-8").splitlines() if line.strip()]
     except FileNotFoundError:
@@ -660,9 +662,7 @@ _URLS = {"cognee": "cognee_url", "systemone": "decider_url", "openai": "decider_
 
 def format_report(report: Report) -> str:
     """The report as a person reads it."""
-    failed = [check for check in report.checks if check.status == FAIL]
-    out = [f"memsift doctor: {'memory works' if report.healthy else f'MEMORY CANNOT WORK ({len(failed)} failed)'}",
-           "", f"configuration (home {report.home})"]
+    out = [f"memsift doctor: {headline(report)}", "", f"configuration (home {report.home})"]
     # The services always, other settings when something changed them: --json has every one.
     services = {s.value for s in report.settings if s.name in ("store", "decider")}
     always = {*_ALWAYS, *(url for service, url in _URLS.items() if service in services)}
@@ -682,6 +682,21 @@ def format_report(report: Report) -> str:
     out += [line for entry in report.decisions for line in _decision_lines(entry)] or ["  none yet"]
     # Stored text (a note, a log line, a decision's notice, a path) reaches the terminal escaped.
     return terminal_safe("\n".join(out), lines=True)
+
+
+def headline(report: Report) -> str:
+    """What the report comes to: memory cannot work, works with things to fix, or works.
+
+    >>> headline(report)
+    'memory is on, 1 thing to fix (warn below)'
+    """
+    failed = sum(check.status == FAIL for check in report.checks)
+    if failed:
+        return f"MEMORY CANNOT WORK ({failed} failed)"
+    warned = sum(check.status == WARN for check in report.checks)
+    if warned:
+        return f"memory is on, {warned} thing{'s' if warned > 1 else ''} to fix (warn below)"
+    return "memory works"
 
 
 def _check_line(check: Check, names: int) -> str:

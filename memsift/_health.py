@@ -21,13 +21,13 @@ reminders are on". A session that never saw the pause hears nothing.
 
 The same file says when memory is off for a reason of memsift's own (a
 settings file it cannot read, a stage that fails): ``broken`` opens such an
-entry, told the same way ("memory off: config.toml: unknown settings
-['stroe']; reminders are off"), and ``succeeded`` closes it ("memory back
-on"). A stage that failed in one session's call is that session's news alone
-(``broken(..., session=...)``): no other session hears of it. A file memsift
-found damaged and set aside is news to each session once, for a day
-(``damaged``). Service names never carry the credentials of a URL:
-``public_name`` strips them.
+entry, told the same way ("memory off: memsift's settings: .../config.toml:
+store must be 'embedded' or 'cognee', not 'mongo'; reminders are off"), and
+``succeeded`` closes it ("memory back on"). A stage that failed in one
+session's call is that session's news alone (``broken(..., session=...)``): no
+other session hears of it. A file memsift found damaged and set aside is news
+to each session once, for a day (``damaged``). Service names never carry the
+credentials of a URL: ``public_name`` strips them.
 
 Hook processes and threads take turns to change the file (a lock beside
 it); should the lock not be had (a home that cannot be written), every
@@ -43,9 +43,12 @@ import pathlib
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ._files import locked, read_regular, set_aside, write_atomically
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_NAME = "health.json"
 _REMEMBERED_SESSIONS = 200  # sessions told about a service; older ones are forgotten

@@ -156,7 +156,7 @@ def skill_text() -> str:
 
     text = files("memsift_adapters").joinpath("skills", SKILL, "SKILL.md").read_text(encoding="utf-8")
     command = shlex.join(_skill_command())
-    return re.sub(r"(?<![\w/-])memsift (search|notes)\b", lambda m: f"{command} {m.group(1)}", text)
+    return re.sub(r"(?<![\w/-])memsift (search|notes|show)\b", lambda m: f"{command} {m.group(1)}", text)
 
 
 def _skill_command() -> list[str]:

@@ -13,6 +13,15 @@ False
 
 One ``open`` on the hook's path. Markers live in ``<memsift home>/calls/``;
 ``forget_old`` (run at SessionStart) removes those older than two days.
+
+The same folder holds what one session is told once (``first_call`` with the
+notice's text: said again only when the text changes) and the notice a
+SessionStart could not show, held for that session's next prompt:
+
+>>> hold(Path("/tmp/m"), "s1", "memory off: ...")
+True
+>>> take_held(Path("/tmp/m"), "s1"), take_held(Path("/tmp/m"), "s1")
+('memory off: ...', None)
 """
 
 from __future__ import annotations
@@ -29,10 +38,7 @@ KEPT_SECONDS = 2 * 24 * 3600  # a duplicate invocation comes within seconds; two
 
 def first_call(home: Path, parts: Sequence[str]) -> bool:
     """True for the first invocation with these *parts*, False for any other (fail open: True)."""
-    data = "\0".join(parts).encode("utf-8", "surrogatepass")
-    # Two 32-bit checksums: zlib is already loaded, hashlib would cost an import on every message.
-    name = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
-    path = home / FOLDER / name
+    path = home / FOLDER / _name(parts)
     for _ in range(2):
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -49,6 +55,37 @@ def first_call(home: Path, parts: Sequence[str]) -> bool:
         except OSError:  # a read-only home: run, as before there were markers
             return True
     return True
+
+
+def _name(parts: Sequence[str], prefix: str = "") -> str:
+    data = "\0".join(parts).encode("utf-8", "surrogatepass")
+    # Two 32-bit checksums: zlib is already loaded, hashlib would cost an import on every message.
+    return f"{prefix}{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def hold(home: Path, session: str, notice: str) -> bool:
+    """Keep *notice* for *session*'s next prompt (``take_held``), after any held before; False when
+    the home takes no write (never raises)."""
+    from ._files import write_atomically
+
+    notice = "; ".join(filter(None, (take_held(home, session), notice)))
+    try:
+        write_atomically(home / FOLDER / _name([session], "held-"), notice)
+    except OSError:
+        return False
+    return True
+
+
+def take_held(home: Path, session: str) -> str | None:
+    """The notice held for *session*, taken (it is given once); None when there is none: one ``open``."""
+    path = home / FOLDER / _name([session], "held-")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as held:
+            notice = held.read(4096)
+        os.unlink(path)
+    except OSError:
+        return None
+    return notice or None
 
 
 def forget_old(home: Path, now: float | None = None) -> None:

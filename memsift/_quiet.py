@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from ._home import default_home
 from ._kinds import SEARCH_THRESHOLD, Kind
 from ._trust import home_not_yours
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def surely_quiet(text: str, environ: Mapping[str, str] | None = None) -> bool:

@@ -22,6 +22,7 @@ overrides come out escaped.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -112,10 +113,48 @@ def _search_store(services: Services, query: str, limit: int) -> tuple[list[Item
     return ([], found) if isinstance(found, str) else (found, "")
 
 
-def print_source(item_id: str, folder: str | os.PathLike[str]) -> int:
-    """Print the item *item_id* of the store (a note line's pointer, ``ex-3f2a9c1b``): its fact line,
-    then the whole exchange it was distilled from. 1 when the store does not hold it."""
+# A line of the notes as recall and search point to it (``notes.md:4``), or as ``memsift notes`` numbers it.
+_NOTE_POINTER = re.compile(r"(?:notes\.md:)?([0-9]+)")
+_KEPT_POINTER = re.compile(r"\bex-[0-9a-f]{8}\b")
+_SOURCE_LABEL = re.compile(r"(?:memsift|cognee):[\w-]+")  # memsift:decision, cognee:memsift
+
+
+def print_source(pointer: str, folder: str | os.PathLike[str]) -> int:
+    """Print what a pointer memsift printed names: a line of the notes (``notes.md:4``), then the
+    exchange its fact came from when it ends with one; or the store's item (``ex-3f2a9c1b``, the
+    pointer a note line ends with): its fact line, then the whole exchange it was distilled from.
+    Through the screen, terminal-safe. 1 when there is no such line or item, or it is withheld."""
+    pointer = pointer.strip()
+    if _SOURCE_LABEL.fullmatch(pointer):  # recall shows a stored item's source beside it: not one item
+        print(f"memsift: {terminal_safe(pointer)} names where stored items come from, not one item: show takes "
+              "the ex-… pointer at the end of the item's line")
+        return 1
     services = open_trusted(project_root(folder))
+    line = _NOTE_POINTER.fullmatch(pointer)
+    if line is None:
+        return _print_item(services, pointer)
+    notebook = services.notebook
+    lines = notebook.lines() if isinstance(notebook, NotesFile) else []
+    number = int(line[1])
+    if not 0 < number <= len(lines) or not lines[number - 1].strip():
+        where = notebook.path if isinstance(notebook, NotesFile) else "the notes"
+        print(terminal_safe(f"memsift: {where} has {len(lines)} line{'' if len(lines) == 1 else 's'}: "
+                            f"no note at line {number}"))
+        return 1
+    shown, withheld = screen([Item(str(number), lines[number - 1], "note", f"notes.md:{number}")], services)
+    if not shown:
+        print(terminal_safe(f"memsift: withheld: {withheld[0]}"))
+        return 1
+    print(f"notes.md:{number}  {terminal_safe(shown[0].text)}")
+    kept = _KEPT_POINTER.findall(shown[0].text)
+    if kept:  # the fact's source: a line memsift did not write has none (the line is all there is)
+        print()
+        _print_item(services, kept[-1])
+    return 0
+
+
+def _print_item(services: Services, item_id: str) -> int:
+    """Print the store's item *item_id*: its fact line and the whole exchange; 1 when it holds none."""
     store = services.store
     get = getattr(store, "get", None)
     if store is None or get is None:
@@ -150,14 +189,15 @@ def _within_deadline(services: Services, call: Callable[..., Any], *args: Any, *
 
 
 def _print_items(screened: Screened, limit: int, none: str) -> None:
-    """The items the screen kept, best first, at most *limit*; then those it withheld, by pointer and why."""
+    """The items the screen kept, best first, at most *limit*, each after its pointer, which ``memsift
+    show`` takes (a note's line, a stored item's id); then those it withheld, by pointer and why."""
     items = screened.items[:limit]
     if not items:
         print(f"  {terminal_safe(none)}")
     for item in items:
-        print(f"  {terminal_safe(item.source)}  {_shown(item.text)}")
+        print(f"  {terminal_safe(item.source if item.origin == 'note' else item.id)}  {_shown(item.text)}")
         if item.exchange:
-            print(f"      from the exchange ({terminal_safe(item.id)}): {_shown(item.exchange, EXCHANGE_SHOWN)}")
+            print(f"      from the exchange: {_shown(item.exchange, EXCHANGE_SHOWN)}")
     for reason in screened.dropped:
         print(f"  withheld: {terminal_safe(reason)}")
 

@@ -109,9 +109,10 @@ def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]
     if refusal:
         return {"ok": False, "why": refusal}
     # No session hears here why memory is off: declined, the hook's own path tells its session, once.
-    services, why, _ = open_guarded(root, "", environ)
+    opened = open_guarded(root, "", environ)
+    services = opened.services
     if services is None:
-        return {"ok": False, "why": why}
+        return {"ok": False, "why": opened.why}
     refusal = _elsewhere(services, model_name)
     # What the services hold open (SQLite files, threads) is closed: the server goes on to the next hook.
     with services:

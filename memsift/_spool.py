@@ -39,10 +39,8 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ._health import Health, unkept_line
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
     from .services import Services
     from .types import Exchange, Retained
@@ -121,7 +119,12 @@ def _why(error: OSError) -> str:
 def keeping_folders(services: Services) -> list[Path]:
     """The folders a retain writes: the notes' and the outbox's."""
     paths = [getattr(services.notebook, "path", None), getattr(services.outbox, "path", None)]
-    return list(dict.fromkeys(Path(os.path.realpath(path)).parent for path in paths if path is not None))
+    return folders_of(path for path in paths if path is not None)
+
+
+def folders_of(paths: Iterable[Path]) -> list[Path]:
+    """The folders that hold *paths* (a link's target's folder, for a link)."""
+    return list(dict.fromkeys(Path(os.path.realpath(path)).parent for path in paths))
 
 
 def services_keeping_news(services: Services, session: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -153,6 +156,8 @@ def keeping_news(home: Path, folders: Sequence[Path], session: str,
     problem = _first_problem(cannot_write, folders)
     if problem is None and not (spool / "health.json").exists():
         return None
+    from ._health import Health, unkept_line  # only when there is news: the quiet path pays for no more
+
     usable = private(spool, create=problem is not None)
     if usable is None:  # no private spool: say it each time, there is nowhere to remember it was said
         return unkept_line(HOME, _reason(*problem, None), True) if problem else None
@@ -196,6 +201,7 @@ def _spool(exchange: Exchange, services: Services, root: str | os.PathLike[str],
            problem: tuple[Path, str], environ: Mapping[str, str] | None) -> None:
     from ._bounds import EXCHANGE_CHARS, bounded
     from ._files import write_atomically
+    from ._health import Health
 
     home = services.config.home
     spool = private(spool_folder(home, environ), create=True)
@@ -232,6 +238,7 @@ def replay(services: Services, environ: Mapping[str, str] | None = None, limit: 
     from attrs import evolve
 
     from ._files import read_regular, set_aside
+    from ._health import Health
     from .pipeline import retain
     from .services import open_services
     from .types import Exchange

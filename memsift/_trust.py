@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import NamedTuple
 
 # The files of a project's folder that hold memory: a planted one would be injected, or written to.
 MEMORY_FILES = ("notes.md", "notes.index.sqlite", "store.sqlite")
@@ -34,11 +33,18 @@ HOME_FOLDERS = ("projects", "serve", "calls", "sessions", "installs")
 HOME_FILES = ("config.toml", "health.json", "decisions.jsonl", "decisions.jsonl.1", "hooks.log")
 
 
-class Distrust(NamedTuple):
-    """Why a path is not the user's own, and the command that makes it so."""
+class Distrust:
+    """Why a path is not the user's own, and the command that makes it so (a plain class: the
+    hooks' quiet path asks, and a NamedTuple would import typing)."""
 
-    reason: str
-    fix: str
+    __slots__ = ("fix", "reason")
+
+    def __init__(self, reason: str, fix: str) -> None:
+        self.reason = reason
+        self.fix = fix
+
+    def __repr__(self) -> str:
+        return f"Distrust({self.reason!r}, {self.fix!r})"
 
 
 def not_yours(path: Path) -> Distrust | None:

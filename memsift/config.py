@@ -109,23 +109,43 @@ class Config:
 _ENV = {f"MEMSIFT_{f.name.upper()}": f.name for f in fields(Config) if f.name != "home"}
 
 
-def unknown_variables(environ: Mapping[str, str]) -> str:
-    """One line naming the ``MEMSIFT_*`` variables of ``environ`` that are no setting (ignored), or ''.
+def unknown_settings(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line for each name that is no setting, with the closest one there is: the ``MEMSIFT_*``
+    variables of ``environ`` (``os.environ`` when None), then the keys of ``config.toml`` (its
+    ``[backend]`` tables' too). Each is ignored: memory works with the settings that are named
+    right. [] when every name is known, or when ``config.toml`` does not read (``load_config`` says
+    why).
 
-    >>> unknown_variables({"MEMSIFT_ANSWER_THRESHOLD": "0.9"})
-    'MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored'
+    >>> unknown_settings({"MEMSIFT_ANSWER_THRESHOLD": "0.9"})
+    ['MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored']
+    >>> unknown_settings({"MEMSIFT_HOME": "/tmp/m"})   # config.toml: jugde = "semantic"
+    ['/tmp/m/config.toml: jugde is not a memsift setting (did you mean judge?), ignored']
     """
-    unknown = sorted(var for var in environ if var.startswith("MEMSIFT_") and var not in _ENV
-                     and var != "MEMSIFT_HOME")
-    if not unknown:
-        return ""
+    environ = os.environ if environ is None else environ
+    lines = [_unknown(var, [*_ENV, "MEMSIFT_HOME"], "a memsift setting", cutoff=0.8)
+             for var in sorted(environ) if var.startswith("MEMSIFT_") and var not in _ENV and var != "MEMSIFT_HOME"]
+    config_file = default_home(environ) / "config.toml"
+    try:
+        settings = _read_toml(config_file) if config_file.is_file() else {}
+    except ConfigurationError:
+        return lines
+    known = [*_ENV.values(), *BACKENDS]
+    lines += [f"{config_file}: " + ("home is chosen by MEMSIFT_HOME only (this file is in the home), ignored"
+                                    if key == "home" else _unknown(key, known, "a memsift setting"))
+              for key in settings if key not in known]
+    for backend in BACKENDS:
+        table = settings.get(backend)
+        if isinstance(table, dict):
+            lines += [f"{config_file}: [{backend}] {_unknown(key, list(THRESHOLD_TASKS), 'a threshold')}"
+                      for key in table if key not in THRESHOLD_TASKS]
+    return lines
+
+
+def _unknown(name: str, known: list[str], what: str, cutoff: float = 0.6) -> str:
     from difflib import get_close_matches
 
-    named = []
-    for var in unknown:
-        close = get_close_matches(var, [*_ENV, "MEMSIFT_HOME"], n=1, cutoff=0.8)
-        named.append(f"{var} is not a memsift setting{f' (did you mean {close[0]}?)' if close else ''}, ignored")
-    return "; ".join(named)
+    close = get_close_matches(name, known, n=1, cutoff=cutoff)
+    return f"{name} is not {what}{f' (did you mean {close[0]}?)' if close else ''}, ignored"
 
 
 def load_config(environ: Mapping[str, str] | None = None) -> Config:
@@ -139,15 +159,17 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
     config = Config(home=default_home(environ))
     settings: dict[str, Any] = {}
     config_file = config.home / "config.toml"
-    if config_file.is_file():
-        settings.update(_read_toml(config_file))
+    if config_file.is_file():  # a name that is no setting is left out (unknown_settings names it)
+        settings.update((name, value) for name, value in _read_toml(config_file).items() if name in _ENV.values()
+                        or name in BACKENDS)
     tables = {name: settings.pop(name) for name in BACKENDS if name in settings}
     for name, table in tables.items():
         if not isinstance(table, dict):
             raise ConfigurationError(f"{config_file}: {name} is a table of thresholds ([{name}]), not {table!r}")
-    settings.update({name: environ[var] for var, name in _ENV.items() if var in environ})
-    config = evolve(config, **_coerce(settings))
-    return evolve(config, **_backend_thresholds(config, tables, environ))
+    variables = {name: environ[var] for var, name in _ENV.items() if var in environ}
+    # Each value's error names where it is: the file, or the variable.
+    config = evolve(config, **{**_coerce(settings, f"{config_file}: "), **_coerce(variables)})
+    return evolve(config, **_backend_thresholds(config, tables, environ, f"{config_file}: "))
 
 
 BACKENDS = ("embedded", "systemone", "openai", "anthropic")
@@ -161,17 +183,14 @@ THRESHOLD_TASKS = {f.name: _TASK_OF.get(f.name, f.name.removesuffix("_threshold"
 
 
 def _backend_thresholds(config: Config, tables: Mapping[str, Mapping[str, Any]],
-                        environ: Mapping[str, str]) -> dict[str, Any]:
-    """Thresholds from the table of the backend answering each one's task (the environment still wins)."""
+                        environ: Mapping[str, str], where: str) -> dict[str, Any]:
+    """Thresholds from the table of the backend answering each one's task (the environment still wins;
+    a name that is no threshold is left out, ``unknown_settings`` names it)."""
     out: dict[str, Any] = {}
-    for backend, table in tables.items():
-        unknown = set(table) - set(THRESHOLD_TASKS)
-        if unknown:
-            raise ConfigurationError(f"[{backend}] in config.toml holds thresholds only, not {sorted(unknown)}")
     for name, task in THRESHOLD_TASKS.items():
         table = tables.get(config.backend_for(task), {})
         if name in table and f"MEMSIFT_{name.upper()}" not in environ:
-            out.update(_coerce({name: table[name]}))
+            out.update(_coerce({name: table[name]}, f"{where}[{config.backend_for(task)}] "))
     return out
 
 
@@ -217,14 +236,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"cannot read {path}: {exc}") from exc
-    unknown = set(data) - set(_ENV.values()) - set(BACKENDS)
-    if unknown:
-        raise ConfigurationError(f"{path}: unknown settings {sorted(unknown)}")
     return data
 
 
-def _coerce(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn strings from the environment into each field's type, and check the values."""
+def _coerce(settings: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+    """Turn strings from the environment into each field's type, and check the values; an error
+    starts with *where* they come from (a value from the environment names its variable)."""
     defaults = {f.name: f.default for f in fields(Config)}
     out: dict[str, Any] = {}
     for name, value in settings.items():
@@ -239,23 +256,25 @@ def _coerce(settings: Mapping[str, Any]) -> dict[str, Any]:
                 out[name] = type(default)(number)
             else:
                 out[name] = None if value in ("", None) else str(value)
+            _check(name, out[name])
         except (TypeError, ValueError) as exc:
-            raise ConfigurationError(f"setting {name}={value!r}: {exc}") from exc
-        _check(name, out[name])
+            raise ConfigurationError(f"{where or f'MEMSIFT_{name.upper()}: '}setting {name}={value!r}: {exc}") from exc
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{where or f'MEMSIFT_{name.upper()}: '}{exc}") from None
     return out
 
 
 def _check(name: str, value: Any) -> None:
     if name == "store" and value not in {"embedded", "cognee"}:
-        raise ConfigurationError(f"MEMSIFT_STORE must be 'embedded' or 'cognee', not {value!r}")
+        raise ConfigurationError(f"store must be 'embedded' or 'cognee', not {value!r}")
     if name == "decider" and value not in BACKENDS:
-        raise ConfigurationError(f"MEMSIFT_DECIDER must be one of {', '.join(BACKENDS)}, not {value!r}")
+        raise ConfigurationError(f"decider must be one of {', '.join(BACKENDS)}, not {value!r}")
     if name == "judge" and value not in {"auto", "semantic", "lexical"}:
-        raise ConfigurationError(f"MEMSIFT_JUDGE must be auto, semantic or lexical, not {value!r}")
+        raise ConfigurationError(f"judge must be auto, semantic or lexical, not {value!r}")
     if name == "decider_by_task":
         task_routes(value or "")
     if name == "reviser" and value not in {"duplicates", "openai", "anthropic"}:
-        raise ConfigurationError(f"MEMSIFT_REVISER must be duplicates, openai or anthropic, not {value!r}")
+        raise ConfigurationError(f"reviser must be duplicates, openai or anthropic, not {value!r}")
     if name.startswith("decider_price") and not 0 <= value < math.inf:
         raise ConfigurationError(f"{name} is US dollars per million tokens: 0 or more, not {value!r}")
     if name == "serve_idle" and not 0 < value < math.inf:

@@ -46,7 +46,20 @@ what ``open_guarded`` opened.
   warm model server; ``answered(services, message, agent, root, environ=None)``: recall in process
   and record it.
 - ``first_call(home, parts)``: False when another route already runs this very hook call;
-  ``forget_old(home, now=None)``: forget the calls older than two days before ``now``.
+  ``forget_old(home, now=None)``: forget the calls older than two days before ``now``;
+  ``hold(home, session, notice)``, ``take_held(home, session)``: a line SessionStart could not
+  show (a mode that shows the user no hook message), held for the session's next prompt.
+- ``brief_key(environ, home, folder, focus, loaded)``, ``remembered_brief(folder, key)``,
+  ``remember_brief(folder, key, text, given)``: the session brief of the project whose memory is in
+  ``folder`` for the branch ``focus`` and the ``loaded`` files, kept under a key of all it follows
+  from, so that a session starts with it without the pipeline loaded; ``SessionLog(folder)``: what
+  each session was given (``record(session, ids, *, asked=True)``, ``forget(session)``).
+- ``settings_verdict(environ, project_root)``: what the settings come to (``.error``: why they do not
+  load, '' when they do), remembered while they do not change; ``untrusted_files(home, folder)``: what
+  of the home and the project's memory files is not the user's own.
+- ``start_news(project_root, session, environ=None)``: what a starting session is told (memory off
+  and why, a paused service, exchanges that cannot be kept) and the names in the settings that are
+  no setting, without loading the settings when they are as a hook last found them.
 - ``DecisionLog(home, *, max_bytes=...)``: what the hooks decided, one line per path, in a log
   rotated past ``max_bytes`` (``record(agent, event, project, result, *, session)``, ``last(count)``).
 - ``private_folder(folder)``, ``open_regular(path)``: a folder its owner alone reads; a file opened
@@ -60,8 +73,7 @@ imports that one's module, and nothing else.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every hook imports this module
 if TYPE_CHECKING:
     from ._bounds import RECENT_TURNS
     from ._decisions import DecisionLog
@@ -69,38 +81,51 @@ if TYPE_CHECKING:
     from ._guarded import Opened, open_guarded
     from ._health import Health
     from ._home import default_home, project_folder
-    from ._once import first_call, forget_old
+    from ._guarded import start_news
+    from ._once import first_call, forget_old, hold, take_held
     from ._project import branch, project_root
     from ._quiet import surely_quiet
     from ._served import MAX_MESSAGE_CHARS, NotHeard, answered, listening, request_for, served_recall
+    from ._brief_cache import brief_key
+    from ._brief_cache import remember as remember_brief
+    from ._brief_cache import remembered as remembered_brief
+    from ._checked import checked as settings_verdict
+    from ._sessions import SessionLog
     from ._spool import keeping_news, replay, retain_or_wait, services_keeping_news
-    from ._trust import home_not_yours
+    from ._trust import home_not_yours, untrusted_files
 
 __all__ = [
-    "MAX_MESSAGE_CHARS", "RECENT_TURNS", "DecisionLog", "Health", "NotHeard", "Opened", "answered", "branch",
-    "default_home", "first_call", "forget_old", "home_not_yours", "keeping_news", "listening", "open_guarded",
-    "open_regular", "private_folder", "project_folder", "project_root", "replay", "request_for", "retain_or_wait",
-    "served_recall", "services_keeping_news", "surely_quiet",
+    "MAX_MESSAGE_CHARS", "RECENT_TURNS", "DecisionLog", "Health", "NotHeard", "Opened", "SessionLog", "answered",
+    "branch", "brief_key", "default_home", "first_call", "forget_old", "hold", "home_not_yours", "keeping_news",
+    "listening", "open_guarded", "open_regular", "private_folder", "project_folder", "project_root",
+    "remember_brief", "remembered_brief", "replay", "request_for", "retain_or_wait", "served_recall",
+    "services_keeping_news", "settings_verdict", "start_news", "surely_quiet", "take_held", "untrusted_files",
 ]
 
-_MODULE_OF = {
+_MODULE_OF: dict[str, str | tuple[str, str]] = {
     "RECENT_TURNS": "_bounds", "DecisionLog": "_decisions", "open_regular": "_files", "private_folder": "_files",
     "Opened": "_guarded", "open_guarded": "_guarded", "Health": "_health", "default_home": "_home",
     "project_folder": "_home",
-    "first_call": "_once", "forget_old": "_once", "project_root": "_project", "branch": "_project",
+    "first_call": "_once", "forget_old": "_once", "hold": "_once", "take_held": "_once",
+    "start_news": "_guarded", "project_root": "_project", "branch": "_project",
     "surely_quiet": "_quiet",
     "MAX_MESSAGE_CHARS": "_served", "NotHeard": "_served", "answered": "_served", "listening": "_served",
     "request_for": "_served", "served_recall": "_served", "keeping_news": "_spool", "replay": "_spool",
     "retain_or_wait": "_spool", "services_keeping_news": "_spool", "home_not_yours": "_trust",
+    "untrusted_files": "_trust", "SessionLog": "_sessions", "brief_key": "_brief_cache",
+    "remember_brief": ("_brief_cache", "remember"), "remembered_brief": ("_brief_cache", "remembered"),
+    "settings_verdict": ("_checked", "checked"),
 }
 
 
 def __getattr__(name: str) -> object:
     if name not in _MODULE_OF:
         raise AttributeError(f"module 'memsift.hooks' has no attribute {name!r}")
+    where = _MODULE_OF[name]
+    module, attribute = where if isinstance(where, tuple) else (where, name)  # a name of its own here
     # The import statement's own machinery, not importlib's: ``python -X importtime`` then shows what
     # a hook imported, as the hook tests and benchmarks read it.
-    return getattr(__import__(f"memsift.{_MODULE_OF[name]}", fromlist=[name]), name)
+    return getattr(__import__(f"memsift.{module}", fromlist=[attribute]), attribute)
 
 
 def __dir__() -> list[str]:

@@ -10,19 +10,17 @@ until ``close`` (or the end of ``with`` / ``async with``).
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
 from ._budget import Workers
 from .config import Config
-from ._files import locked, read_regular, set_aside, write_atomically
+from ._sessions import OnDamage as OnDamage
+from ._sessions import SessionLog as SessionLog
 from .notes import NotesFile
 from .revise import DuplicateReviser
 from .types import Decider, Embedder, Notebook, Redactor, Reviser, Store
@@ -108,96 +106,6 @@ class Services:
         await asyncio.to_thread(self.close)  # it may wait for threads: never on the loop
 
 
-OnDamage = Callable[[Path, Path], None]
-"""Told that a file memsift owns was damaged: its path, and the name it was set aside as."""
-
-
-class SessionLog:
-    """Which items each session was already given, so it is not given them twice (by recall, or by
-    its brief): a file per session in ``folder``; and how often recall gave each item to any session
-    (``asked``), which the session brief prefers. ``on_damage(path, aside)`` is told when a file was
-    found damaged and set aside.
-
-    >>> log = SessionLog(home / "sessions")
-    >>> log.record("s1", ["ex-3f2a9c1b"])
-    >>> log.given("s1")
-    {'ex-3f2a9c1b'}
-    """
-
-    def __init__(self, folder: Path, on_damage: OnDamage | None = None) -> None:
-        self.folder = folder
-        self.on_damage = on_damage
-
-    def _path(self, session: str) -> Path:
-        return self.folder / (re.sub(r"[^A-Za-z0-9._-]", "_", session)[:120] + ".json")
-
-    def given(self, session: str) -> set[str]:
-        """The ids (and pointers) of what this session was given, by recall or by its brief."""
-        return {entry.removeprefix(BRIEFED) for entry in self._entries(session)}
-
-    def briefed(self, session: str) -> set[str]:
-        """Those its brief showed: still in the agent's context, so never given again."""
-        return {entry.removeprefix(BRIEFED) for entry in self._entries(session) if entry.startswith(BRIEFED)}
-
-    def forget(self, session: str) -> None:
-        """The session's context was cleared or compacted: what it was given is no longer in it."""
-        if session:
-            with contextlib.suppress(OSError), locked(self._path(session)):
-                self._path(session).unlink(missing_ok=True)
-
-    def _entries(self, session: str) -> set[str]:
-        if not session:
-            return set()
-        ids = self._read(self._path(session), lambda data: isinstance(data, list)
-                         and all(isinstance(i, str) for i in data))
-        return set(ids) if ids is not None else set()
-
-    def asked(self) -> dict[str, int]:
-        """How many times recall gave each item (by id or pointer), over every session."""
-        counts = self._read(self.folder / ASKED, lambda data: isinstance(data, dict)
-                            and all(isinstance(n, int) for n in data.values()))
-        return counts if counts is not None else {}
-
-    def record(self, session: str, ids: Iterable[str], *, asked: bool = True) -> None:
-        """``ids`` were given to ``session``; ``asked``: because a message asked for them (recall),
-        not because they were shown unasked (the session brief)."""
-        if not session:
-            return
-        ids = list(ids)
-        path = self._path(session)
-        entries = {f"{BRIEFED}{i}" for i in ids} if not asked else set(ids)
-        # A home that cannot be written (full, read-only): the items are still given, maybe twice.
-        with contextlib.suppress(OSError), locked(path):  # two hooks of one session must not lose ids
-            write_atomically(path, json.dumps(sorted(self._entries(session) | entries)))
-        if asked and ids:
-            counts_path = self.folder / ASKED
-            with contextlib.suppress(OSError), locked(counts_path):
-                counts = self.asked()
-                for item_id in ids:
-                    counts[item_id] = counts.pop(item_id, 0) + 1  # last: the most recently counted
-                kept = dict(list(counts.items())[-ASKED_KEPT:])  # the oldest entries go first
-                write_atomically(counts_path, json.dumps(kept))
-
-    def _read(self, path: Path, valid: Callable[[Any], bool]) -> Any:
-        """The JSON of ``path`` if it is ``valid``; None when missing; junk is set aside (kept for
-        whoever wants to look) and counts as missing."""
-        try:
-            data = json.loads(read_regular(path))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            data = None
-        if data is not None and valid(data):
-            return data
-        aside = set_aside(path)
-        if self.on_damage is not None:
-            self.on_damage(path, aside)
-        return None
-
-
-ASKED = "asked.json"  # beside the sessions' files: how often recall gave each item
-BRIEFED = "brief:"  # an id the session's brief showed, as a session's file records it
-ASKED_KEPT = 10_000  # items counted at most: the least recently counted are forgotten first
 
 
 def open_services(config: Config, project_root: str | os.PathLike[str] = ".", *,

@@ -4,24 +4,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
 
-Role = Literal["user", "assistant"]
-TurnText = tuple[Role, str]  # (role, text): memsift's Turn is built later, after the Stop hook forked
-TurnReader = Callable[[bytes], "TurnText | None"]  # one line of a transcript
-Payload = Mapping[str, Any]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
+    Role: TypeAlias = Literal["user", "assistant"]
+    TurnText: TypeAlias = tuple[Role, str]  # (role, text): memsift's Turn is built later, after Stop forked
+    TurnReader: TypeAlias = Callable[[bytes], "TurnText | None"]  # one line of a transcript
+    Payload: TypeAlias = Mapping[str, Any]
 
 
-class Agent(NamedTuple):
-    """One agent's side of the translation.
+def shown(environ: Mapping[str, str]) -> bool:
+    return True
+
+
+class Agent:
+    """One agent's side of the translation (a plain class: a NamedTuple would import typing on
+    every hook).
 
     ``loaded_files(payload, root)`` names the instruction files the agent puts
     in its own context for a session in ``payload["cwd"]`` (it reads none of them).
+    ``shows_notices(environ)``: whether the user sees a hook's ``systemMessage``
+    in the mode the agent runs in (its environment says); when not, a notice is
+    given with a prompt, and the agent is asked to pass it on.
     """
 
-    name: str
-    read_turn: TurnReader
-    loaded_files: Callable[[Payload, Path], tuple[Path, ...]]
+    __slots__ = ("loaded_files", "name", "read_turn", "shows_notices")
+
+    def __init__(self, name: str, read_turn: TurnReader, loaded_files: Callable[[Payload, Path], tuple[Path, ...]],
+                 shows_notices: Callable[[Mapping[str, str]], bool] = shown) -> None:
+        self.name = name
+        self.read_turn = read_turn
+        self.loaded_files = loaded_files
+        self.shows_notices = shows_notices
 
 
 def folders_down_to(cwd: Path, root: Path) -> list[Path]:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from .agent import Agent, Payload, TurnText, folders_down_to
+from .agent import Agent, folders_down_to
 from .transcript import entry, turn
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from .agent import Payload, TurnText
 
 
 def read_turn(line: bytes) -> TurnText | None:
@@ -45,4 +50,12 @@ def _markdown_in(folder: Path) -> list[Path]:
         return []
 
 
-AGENT = Agent("claude-code", read_turn, loaded_files)
+def shows_notices(environ: Mapping[str, str]) -> bool:
+    """Only the interactive CLI shows a hook's ``systemMessage``: ``claude -p`` (entry point
+    ``sdk-cli``) drops SessionStart's and prints UserPromptSubmit's only in its stream-json events,
+    the SDKs leave them to their caller. An unknown entry point counts as not shown: the notice
+    then reaches the model too, which is asked to pass it on."""
+    return environ.get("CLAUDE_CODE_ENTRYPOINT") == "cli"
+
+
+AGENT = Agent("claude-code", read_turn, loaded_files, shows_notices)

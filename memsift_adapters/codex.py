@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from .agent import Agent, Payload, TurnText, folders_down_to
+from .agent import Agent, folders_down_to
 from .transcript import entry, turn
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from .agent import Payload, TurnText
 
 # Codex 0.171 writes ``item_completed`` events holding these items; earlier
 # releases wrote ``user_message`` and ``agent_message`` events.
@@ -38,4 +43,11 @@ def loaded_files(payload: Payload, root: Path) -> tuple[Path, ...]:
     return tuple(files)
 
 
-AGENT = Agent("codex", read_turn, loaded_files)
+def shows_notices(environ: Mapping[str, str]) -> bool:
+    """``codex exec`` shows no hook's ``systemMessage`` and nothing tells it from the TUI in a
+    hook's environment; and Codex runs SessionStart with the first prompt anyway. So a notice goes
+    with the prompt, for the TUI to show and the model to pass on."""
+    return False
+
+
+AGENT = Agent("codex", read_turn, loaded_files, shows_notices)

@@ -10,6 +10,10 @@ EVENT is the agent's own event name:
 - ``SessionStart``: the session brief (the facts of the project's memory
   chosen for this session, within ``brief_chars``) for the model, and one
   line, for the user and the model, when memory is paused or misconfigured.
+  Where the agent's mode shows the user no hook message
+  (``Agent.shows_notices``: ``claude -p``, Codex), the line is held for the
+  session's next prompt, which gives it to the model with a request to pass
+  it on (``RELAY``).
 - ``SessionEnd``: drain the outbox to the store, detached. Prints nothing.
 
     $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
@@ -25,17 +29,17 @@ on stderr (for the detached work: in ``<memsift home>/hooks.log``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
 
-from .agent import Agent, Payload
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Literal
+
+    from .agent import Agent, Payload
 
     from memsift.services import Services
     from memsift.types import Exchange, Message, Recall, Retained
@@ -61,8 +65,14 @@ def main(args: Sequence[str]) -> int:
     if agent is None or args[1] not in EVENTS:
         return _misconfigured(args)
     event = args[1]
+    if sys.stdin.isatty():  # someone trying it by hand: the agent sends the payload, not a person
+        sys.stderr.write(f"memsift hook {agent.name} {event}: reading the agent's JSON payload on standard "
+                         "input (end it with Ctrl-D)\n")
     try:
-        payload = _payload(sys.stdin.buffer.read())
+        raw = sys.stdin.buffer.read()
+        if not raw.strip():
+            return 0  # nothing was sent: nothing to do, and nothing to tell the agent
+        payload = _payload(raw)
         if _home_is_yours(event) and _first_call(agent, event, payload):
             EVENTS[event](agent, payload)
     except Exception as exc:  # fail open: the agent goes on, the reason is one line
@@ -93,15 +103,18 @@ def prompt(agent: Agent, payload: Payload) -> None:
 
     text = _required(payload, "prompt")
     _required(payload, "cwd")
+    tell = _teller(agent, payload)
     if surely_quiet(text):
         _decided(agent, "UserPromptSubmit", payload, None)
-        _say("UserPromptSubmit", "", _quiet_news(payload))
+        tell("", _quiet_news(payload))
         return  # what recall would conclude, without paying for it: most messages end here
 
-    if _recalled_in_server(agent, payload):
+    if _recalled_in_server(agent, payload, tell):
         return  # the warm model server recalled it: nothing of the pipeline is imported here
 
     # Module by module: the lazy names of ``memsift`` do not show in ``python -X importtime``.
+    import contextlib
+
     from memsift.hooks import answered, project_root
 
     message = recall_message(agent, payload)
@@ -109,14 +122,31 @@ def prompt(agent: Agent, payload: Payload) -> None:
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
             services = _services(agent, payload, with_loaded_files=True)
     except MemoryOff as off:
-        _say("UserPromptSubmit", "", off.notice)
+        tell("", off.notice)
         raise
     with contextlib.redirect_stdout(sys.stderr):
         added, notice = answered(services, message, agent.name, str(project_root(payload["cwd"])))
-    _say("UserPromptSubmit", added, notice)
+    tell(added, notice)
 
 
-def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
+def _teller(agent: Agent, payload: Payload) -> Callable[[str, str | None], None]:
+    """What prints a prompt's answer: what memory adds, and the notices, the one its session's start
+    held first (``session_start``), asked to be passed on when the user does not see hook messages."""
+    from memsift.hooks import default_home, take_held
+
+    def tell(added: str, notice: str | None) -> None:
+        session = _optional(payload, "session_id")
+        held = take_held(default_home(os.environ), session) if session else None
+        _say("UserPromptSubmit", added, _joined(held, notice), relay=not agent.shows_notices(os.environ))
+
+    return tell
+
+
+def _joined(*notices: str | None) -> str | None:
+    return "; ".join(dict.fromkeys(notice for notice in notices if notice)) or None
+
+
+def _recalled_in_server(agent: Agent, payload: Payload, tell: Callable[[str, str | None], None]) -> bool:
     """True once the warm model server took this message (``memsift._served``) and what it added
     is said; False when none runs or it declined, and the hook recalls in process."""
     from memsift.hooks import (
@@ -139,8 +169,8 @@ def _recalled_in_server(agent: Agent, payload: Payload) -> bool:
 
     # Screened as any memory text is, and the notice one printable line: whatever the answer holds.
     notice = answer.get("notice")
-    _say("UserPromptSubmit", screened_text(str(answer.get("text") or "")),
-         terminal_safe(" ".join(str(notice).split())) if notice else None)
+    tell(screened_text(str(answer.get("text") or "")),
+         terminal_safe(" ".join(notice.split())) if isinstance(notice, str) else None)
     return True
 
 
@@ -161,6 +191,8 @@ def stop(agent: Agent, payload: Payload) -> None:
     if result is None:
         return  # it waits in the spool, and the next prompt says so
     _decided(agent, "Stop", payload, result)
+    if result.lines and services.config.brief_chars > 0:  # the notes changed: the next session's brief did too
+        _brief_for_next_session(agent, payload, services)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
         from memsift.model_reviser import revise_when_due
 
@@ -175,27 +207,98 @@ def session_start(agent: Agent, payload: Payload) -> None:
     facts of the project's memory chosen for it, and one line when memory is paused or misconfigured.
 
     Only what is known is told (a breaker an earlier hook opened, settings that
-    do not load): no service is called, the session does not wait on one.
+    do not load, names that are no setting): no service is called, the session
+    does not wait on one. When the user does not see this hook's message (``claude
+    -p``, Codex), the line is held for the session's next prompt, which says it.
     """
-    from memsift.hooks import branch, forget_old, project_root, services_keeping_news
-    from memsift.config import default_home, unknown_variables
-    from memsift.pipeline import brief, health_news
+    from memsift.hooks import default_home, forget_old, hold
 
-    forget_old(default_home(os.environ))
-    context = ""
+    home, session = default_home(os.environ), _optional(payload, "session_id")
+    forget_old(home)
+    notice = start_notice(agent, payload)
+    if notice and session and not agent.shows_notices(os.environ) and hold(home, session, notice):
+        notice = None  # the next prompt says it
+    _say("SessionStart", session_brief(agent, payload), notice)
+
+
+def session_brief(agent: Agent, payload: Payload) -> str:
+    """The session's brief: the facts of the project's memory chosen for it ('' when memory is off,
+    which ``start_notice`` tells, or holds nothing worth the budget). Cleared or compacted, the
+    session's context no longer holds what it was given: it is forgotten, and given again.
+
+    Remembered (``memsift.hooks.remembered_brief``): when nothing it follows from changed since a hook
+    last made it (the detached Stop makes it after each exchange), it is read back, and neither the
+    settings nor the pipeline are loaded; else it is made here and remembered.
+    """
+    from memsift.hooks import (
+        SessionLog, branch, brief_key, default_home, project_folder, project_root, remember_brief, remembered_brief,
+        settings_verdict, untrusted_files,
+    )
+
+    home, session = default_home(os.environ), _optional(payload, "session_id")
+    root = project_root(_required(payload, "cwd"))
+    folder = project_folder(home, root)
+    if _optional(payload, "source") in FORGOTTEN:
+        SessionLog(home / "sessions").forget(session)  # what it was given is no longer in its context
+    if not os.path.exists(folder / "notes.md") or settings_verdict(os.environ, root).error \
+            or untrusted_files(home, folder):
+        return ""  # no memory yet; or memory is off, and start_notice says why
+    focus, loaded = branch(root), agent.loaded_files(payload, root)
+    key = brief_key(os.environ, home, folder, focus, loaded)
+    kept = remembered_brief(folder, key)
+    if kept is not None:
+        text, given = kept
+        SessionLog(home / "sessions").record(session, given, asked=False)
+        return text
+    text, given = _made_brief(agent, payload, session, focus)
+    remember_brief(folder, key, text, given)
+    return text
+
+
+def _made_brief(agent: Agent, payload: Payload, session: str, focus: str,
+                services: Services | None = None) -> tuple[str, list[str]]:
+    """The brief made now by the pipeline (on *services*, else those the settings name), and the ids
+    it gave the session."""
+    import contextlib
+
+    from memsift.pipeline import brief
+    from memsift.stages.brief import given_ids
+
     try:
-        services = _services(agent, payload, with_loaded_files=True)
-        session = _optional(payload, "session_id")
-        notice = health_news(services, session) or services_keeping_news(services, session)
-        if services.session_log is not None and _optional(payload, "source") in FORGOTTEN:
-            services.session_log.forget(session)  # what it was given is no longer in its context
-        with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
-            context = brief(services, session=session, focus=branch(project_root(payload["cwd"]))).text
-    except MemoryOff as off:
-        notice = off.notice
-    if unknown := unknown_variables(os.environ):  # a typo the settings cannot see: ignored, but said
-        notice = "; ".join(part for part in (notice, unknown) if part)
-    _say("SessionStart", context, notice)
+        services = services or _services(agent, payload, with_loaded_files=True)
+    except MemoryOff:
+        return "", []
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the agent's: nothing else may reach it
+        result = brief(services, session=session, focus=focus)
+    return result.text, given_ids(result.items)
+
+
+def _brief_for_next_session(agent: Agent, payload: Payload, services: Services) -> None:
+    """After an exchange was kept, in the detached Stop: the brief the project's next session would get,
+    made now and remembered, so that its SessionStart reads it back."""
+    from attrs import evolve
+
+    from memsift.hooks import branch, brief_key, default_home, project_folder, project_root, remember_brief
+
+    home, root = default_home(os.environ), project_root(_required(payload, "cwd"))
+    folder, focus, loaded = project_folder(home, root), branch(root), agent.loaded_files(payload, root)
+    key = brief_key(os.environ, home, folder, focus, loaded)
+    text, given = _made_brief(agent, payload, "", focus, evolve(services, loaded_files=loaded))
+    remember_brief(folder, key, text, given)
+
+
+def start_notice(agent: Agent, payload: Payload) -> str | None:
+    """What a session is told as it starts, once: memory paused or off, exchanges that cannot be
+    kept, names in the settings that are no setting (each once per session). Neither attrs nor the
+    pipeline is imported while the settings are as a hook last found them (``memsift._checked``)."""
+    from memsift.hooks import default_home, first_call, project_root, start_news
+
+    session = _optional(payload, "session_id")
+    notice, unknown = start_news(project_root(_required(payload, "cwd")), session)
+    home = default_home(os.environ)
+    # A typo the settings cannot see: ignored, but said once per session (again if it changes).
+    mistakes = [line for line in unknown if not session or first_call(home, ["told", session, line])]
+    return _joined(notice, *mistakes)
 
 
 def session_end(agent: Agent, payload: Payload) -> None:
@@ -287,10 +390,11 @@ def _services(agent: Agent, payload: Payload, *, with_loaded_files: bool = False
     from memsift.hooks import open_guarded, project_root
 
     root = project_root(_required(payload, "cwd"))
-    services, why, notice = open_guarded(root, "" if detached else _optional(payload, "session_id"),
-                                         served_wait=DETACHED_WAIT if detached else 0.0)
+    opened = open_guarded(root, "" if detached else _optional(payload, "session_id"),
+                          served_wait=DETACHED_WAIT if detached else 0.0)
+    services = opened.services
     if services is None:
-        raise MemoryOff(why, notice)
+        raise MemoryOff(opened.why, opened.notice)
     if with_loaded_files:  # paths only: the files are read if recall is about to add something
         services = evolve(services, loaded_files=agent.loaded_files(payload, root))
     return services
@@ -334,30 +438,38 @@ OUTPUT_CHARS = 8_000
 OUTPUT_ITEMS = 5
 
 
-def _say(event: str, context: str, notice: str | None) -> None:
+def _say(event: str, context: str, notice: str | None, *, relay: bool = False) -> None:
     """The agent's output: the context for the model, and a notice for the user too; or nothing.
 
     Exactly these keys: Codex rejects the whole output over one it does not know.
     """
     if context or notice:
-        sys.stdout.write(output_line(event, context, notice) + "\n")
+        sys.stdout.write(output_line(event, context, notice, relay=relay) + "\n")
 
 
-def output_line(event: str, context: str, notice: str | None) -> str:
+def output_line(event: str, context: str, notice: str | None, *, relay: bool = False) -> str:
     """The JSON line for the agent, at most ``OUTPUT_ITEMS`` items of recall (a brief's, as many as its
     budget holds) and ``OUTPUT_CHARS`` characters.
 
     >>> len(output_line("UserPromptSubmit", "Project memory ...\\n- " + "x" * 20_000, None)) <= OUTPUT_CHARS
     True
     """
-    return json.dumps(hook_output(event, context, notice, most=OUTPUT_ITEMS if event == "UserPromptSubmit" else None))
+    most = OUTPUT_ITEMS if event == "UserPromptSubmit" else None
+    return json.dumps(hook_output(event, context, notice, relay=relay, most=most))
 
 
-def hook_output(event: str, context: str, notice: str | None, *, most: int | None = OUTPUT_ITEMS) -> dict[str, Any]:
+# The notice's line in the model's context when the user does not see hook messages (claude -p,
+# codex exec): a request, not an order, so that no injection screen takes it for one.
+RELAY = "memsift notice for the user, who does not see hook messages here (please pass it on in one line): "
+
+
+def hook_output(event: str, context: str, notice: str | None, *, relay: bool = False,
+                most: int | None = OUTPUT_ITEMS) -> dict[str, Any]:
     """What a hook answers the agent for ``event`` (``output_line``'s object, for a harness that takes
     it as is): the ``context`` for the model, at most ``most`` of its items (None: as many as
-    ``OUTPUT_CHARS`` holds: a brief is bounded by its own budget), a ``notice`` for the user too;
-    ``{}`` when there is neither."""
+    ``OUTPUT_CHARS`` holds: a brief is bounded by its own budget), a ``notice`` for the user too
+    (``relay``: with a request to the model to pass it on, for a mode that shows the user no hook
+    message); ``{}`` when there is neither."""
     if not (context or notice):
         return {}
     budget = OUTPUT_CHARS - 120  # the keys, the event's name and the quotes
@@ -365,7 +477,7 @@ def hook_output(event: str, context: str, notice: str | None, *, most: int | Non
     if notice:
         output["systemMessage"] = _fitted(f"memsift: {notice}", budget // 4)
         budget -= _size(output["systemMessage"])
-    lines = [*([notice] if notice else []), *(context.split("\n") if context else [])]
+    lines = [*([f"{RELAY if relay else ''}{notice}"] if notice else []), *(context.split("\n") if context else [])]
     kept: list[str] = []
     for line in lines:
         items = sum(kept_line.startswith("- ") for kept_line in kept)
@@ -471,6 +583,8 @@ def _in_background() -> bool:
     agent waits for neither, and an agent tearing down does not kill the work
     half way. The child's errors go to ``<memsift home>/hooks.log``.
     """
+    import contextlib
+
     sys.stdout.flush()
     sys.stderr.flush()
     if os.fork():

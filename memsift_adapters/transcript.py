@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
-from .agent import TurnReader, TurnText
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .agent import TurnReader, TurnText
 
 # A transcript is read from its end, in a window four times wider each pass.
 _FIRST_WINDOW = 64 * 1024

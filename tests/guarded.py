@@ -14,16 +14,16 @@ from memsift.types import Exchange, Message, Recall, Retained
 def guarded_recall(message: Message, project_root: str | os.PathLike[str],
                    environ: Mapping[str, str] | None = None) -> Recall:
     """``recall`` with the services the settings name, or nothing added and a notice why not."""
-    services, why, notice = open_guarded(project_root, message.session, environ)
-    if services is None:
-        return Recall("", (), None, (), f"settings: {why}", notice)
-    return recall(message, services)
+    opened = open_guarded(project_root, message.session, environ)
+    if opened.services is None:
+        return Recall("", (), None, (), f"settings: {opened.why}", opened.notice)
+    return recall(message, opened.services)
 
 
 def guarded_retain(exchange: Exchange, project_root: str | os.PathLike[str],
                    environ: Mapping[str, str] | None = None) -> Retained:
     """``retain`` with the services the settings name, or nothing kept and a notice why not."""
-    services, why, notice = open_guarded(project_root, exchange.session, environ)
-    if services is None:
-        return Retained(False, None, (), (), (), f"settings: {why}", notice)
-    return retain(exchange, services)
+    opened = open_guarded(project_root, exchange.session, environ)
+    if opened.services is None:
+        return Retained(False, None, (), (), (), f"settings: {opened.why}", opened.notice)
+    return retain(exchange, opened.services)

@@ -19,13 +19,16 @@ from memsift.notes import NotesFile
 from memsift_adapters.claude_code import read_turn as claude_turn
 from memsift_adapters.codex import read_turn as codex_turn
 from memsift._decisions import DecisionLog
-from memsift_adapters.hook import LOG, OUTPUT_CHARS, OUTPUT_ITEMS, output_line
+from memsift_adapters.hook import LOG, OUTPUT_CHARS, OUTPUT_ITEMS, RELAY, output_line
 from memsift_adapters.transcript import recent_turns
 
 MEMSIFT = Path(sys.executable).parent / "memsift"  # the console script, as `memsift install` runs it
 AGENTS = ["claude", "codex"]
 AGENT_NAMES = {"claude": "claude-code", "codex": "codex"}
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "start": "SessionStart", "end": "SessionEnd"}
+# The environment of a hook of interactive Claude Code, which shows its user a hook's systemMessage;
+# `claude -p` sets sdk-cli, Codex neither (docs/agents.md, Notices).
+INTERACTIVE = {"CLAUDE_CODE_ENTRYPOINT": "cli"}
 
 STRIPE_NOTE = ("Payments: Stripe over Mollie because Mollie's webhooks dropped events under load; "
                "Stripe has an official v2 provider.")
@@ -84,6 +87,20 @@ def hooks_log(home: Path) -> str:
     """Where the detached retain reports what went wrong."""
     log = home / LOG
     return log.read_text() if log.exists() else ""
+
+
+def told(result: subprocess.CompletedProcess[bytes], event: str = "UserPromptSubmit", *, relayed: bool) -> str:
+    """The notice a hook gave, in one line: the user's systemMessage, and the first line of the
+    model's context (with the request to pass it on, ``relayed``, when the user does not see it)."""
+    output = json.loads(result.stdout)
+    assert set(output) == {"systemMessage", "hookSpecificOutput"}  # top level: Codex rejects it nested
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert output["hookSpecificOutput"]["hookEventName"] == event
+    notice = output["systemMessage"].removeprefix("memsift: ")
+    assert output["systemMessage"] == f"memsift: {notice}" and "\n" not in notice
+    first = output["hookSpecificOutput"]["additionalContext"].split("\n")[0]
+    assert first == (RELAY + notice if relayed else notice), first
+    return notice
 
 
 def one_line_on_stderr(result: subprocess.CompletedProcess[bytes]) -> str:
@@ -227,20 +244,18 @@ def dead_cognee() -> dict[str, str]:
     return {"MEMSIFT_STORE": "cognee", "MEMSIFT_COGNEE_URL": url}
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_a_paused_memory_is_told_in_one_line_once_per_session(agent, home, project):
+@pytest.mark.parametrize(("agent", "mode"), [("claude", INTERACTIVE), ("claude", {}), ("codex", {})])
+def test_a_paused_memory_is_told_in_one_line_once_per_session(agent, mode, home, project):
+    """Where the user sees hook messages (interactive Claude Code), the line is theirs and the
+    model's; elsewhere (claude -p, Codex) the model is asked to pass it on."""
     cognee = dead_cognee()
     payload = prompt_payload(agent, project, STRIPE_QUESTION)
 
-    first = run_hook(agent, "prompt", payload, home, project, **cognee)
-    again = run_hook(agent, "prompt", payload, home, project, **cognee)
+    first = run_hook(agent, "prompt", payload, home, project, **cognee, **mode)
+    again = run_hook(agent, "prompt", payload, home, project, **cognee, **mode)
 
     assert first.returncode == again.returncode == 0
-    output = json.loads(first.stdout)
-    assert set(output) == {"systemMessage", "hookSpecificOutput"}  # top level: Codex rejects it nested
-    context = output["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("memory paused: ") and "\n" not in context
-    assert output["systemMessage"] == f"memsift: {context}"  # the user sees it too
+    assert told(first, relayed=not mode).startswith("memory paused: ")
     assert again.stdout == b""
 
 
@@ -276,7 +291,6 @@ def test_a_quiet_message_never_imports_attrs_nor_the_pipeline(home, project):
 
 BAD_STDIN = {
     "not JSON": b"this is not json\n",
-    "empty": b"",
     "binary junk": bytes(range(256)) * 4,
     "a JSON list": b"[1, 2, 3]",
     "no prompt": json.dumps({"session_id": "s", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit"}).encode(),
@@ -293,6 +307,16 @@ def test_bad_input_on_the_prompt_hook_exits_0_with_one_line_on_stderr(agent, cas
     assert result.returncode == 0
     assert result.stdout == b""
     assert f"{AGENT_NAMES[agent]} UserPromptSubmit hook" in one_line_on_stderr(result)
+
+
+@pytest.mark.parametrize("event", list(EVENTS))
+@pytest.mark.parametrize("stdin", [b"", b"\n  \n"])
+def test_a_hook_given_nothing_exits_0_and_says_nothing(event, stdin, home, project):
+    """An empty payload asks nothing: nothing for the agent, nothing on stderr, nothing made."""
+    result = run_hook("claude", event, stdin, home, project)
+
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert not home.exists()
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -352,7 +376,7 @@ def test_codex_stop_reads_the_answer_from_the_rollout_when_the_payload_has_none(
 def test_a_broken_config_is_told_to_the_agent_once_and_one_line_in_the_log_of_the_detached_retain(
         agent, home, project, tmp_path):
     home.mkdir()
-    (home / "config.toml").write_text("store = 'embedded'\nbogus = 1\n")
+    (home / "config.toml").write_text("store = 'bogus'\n")
     transcript = TRANSCRIPTS[agent](tmp_path / "t.jsonl", [("user", INCIDENT)])
 
     prompt = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION), home, project)
@@ -360,8 +384,8 @@ def test_a_broken_config_is_told_to_the_agent_once_and_one_line_in_the_log_of_th
     stop = run_hook(agent, "stop", stop_payload(agent, project, transcript, FIX), home, project)
 
     assert prompt.returncode == again.returncode == stop.returncode == 0
-    told = json.loads(prompt.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert told.startswith("memory off: memsift's settings: ") and "bogus" in told and "\n" not in told
+    notice = told(prompt, relayed=True)
+    assert notice.startswith("memory off: memsift's settings: ") and "bogus" in notice
     assert again.stdout == stop.stdout == stop.stderr == b""  # once per session
     assert "bogus" in one_line_on_stderr(prompt)
     [line] = wait_for(lambda: hooks_log(home).splitlines())
@@ -456,16 +480,6 @@ def session_payload(agent: str, project: Path, event: str, session: str = "s-sta
     return payload
 
 
-def session_start_notice(result: subprocess.CompletedProcess[bytes]) -> str:
-    output = json.loads(result.stdout)
-    assert set(output) == {"systemMessage", "hookSpecificOutput"}
-    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
-    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    notice = output["hookSpecificOutput"]["additionalContext"]
-    assert output["systemMessage"] == f"memsift: {notice}" and "\n" not in notice
-    return notice
-
-
 @pytest.mark.parametrize("agent", AGENTS)
 def test_session_start_says_nothing_when_memory_works(agent, home, project):
     result = run_hook(agent, "start", session_payload(agent, project, "SessionStart"), home, project)
@@ -474,31 +488,83 @@ def test_session_start_says_nothing_when_memory_works(agent, home, project):
     assert result.stdout == b"" and result.stderr == b""
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_session_start_says_in_one_line_that_the_settings_do_not_load(agent, home, project):
-    result = run_hook(agent, "start", session_payload(agent, project, "SessionStart"), home, project,
-                      MEMSIFT_STORE="bogus")
+def test_session_start_says_in_one_line_that_the_settings_do_not_load(home, project):
+    result = run_hook("claude", "start", session_payload("claude", project, "SessionStart"), home, project,
+                      MEMSIFT_STORE="bogus", **INTERACTIVE)
 
     assert result.returncode == 0
-    notice = session_start_notice(result)
-    assert notice.startswith("memory off: memsift's settings: ") and "bogus" in notice and "\n" not in notice
+    notice = told(result, "SessionStart", relayed=False)
+    assert notice.startswith("memory off: memsift's settings: ") and "bogus" in notice
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_a_session_starting_while_memory_is_paused_is_told_once(agent, home, project):
+def imported_by(result: subprocess.CompletedProcess[bytes]) -> set[str]:
+    """The modules a hook run with ``-X importtime`` imported."""
+    return {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines()
+            if line.startswith("import time:")}
+
+
+def test_session_start_loads_the_settings_only_when_they_changed(home, project):
+    """The first SessionStart checks the settings (attrs, the services); the next ones, the settings
+    as they were, read the verdict back: neither attrs nor the pipeline. A changed config.toml, or a
+    changed variable, is checked afresh, and said at once."""
+    def start(session: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+        return run_hook("claude", "start", session_payload("claude", project, "SessionStart", session), home,
+                        project, python_flags=("-X", "importtime"), **INTERACTIVE, **env)
+
+    first, again = start("s1"), start("s2")
+    (home / "config.toml").write_text("max_items = 'two'\n")
+    edited = start("s3")
+    (home / "config.toml").write_text("max_items = 2\n")
+    fixed, variable = start("s4"), start("s5", MEMSIFT_JUDGE="fast")
+
+    assert "attrs" in imported_by(first) and first.stdout == again.stdout == b""
+    assert not {name for name in imported_by(again) if name.split(".")[0] in ("attr", "attrs")}
+    assert not {"memsift.pipeline", "memsift.config", "memsift.services"} & imported_by(again)
+    assert "max_items='two'" in json.loads(edited.stdout)["systemMessage"]
+    assert fixed.stdout == b""  # a session that never heard "off" hears no "back on"
+    assert "judge must be auto, semantic or lexical, not 'fast'" in json.loads(variable.stdout)["systemMessage"]
+
+
+@pytest.mark.parametrize(("agent", "mode"), [("claude", {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}), ("claude", {}),
+                                             ("codex", {})])
+def test_what_session_start_cannot_show_is_told_with_the_next_prompt_once(agent, mode, home, project):
+    """claude -p and codex exec show no hook message: SessionStart holds its line, the next prompt
+    (a quiet one too) gives it to the model to pass on, and nothing repeats it."""
+    def prompt(text: str) -> subprocess.CompletedProcess[bytes]:
+        return run_hook(agent, "prompt", prompt_payload(agent, project, text, session="s-start"), home, project,
+                        MEMSIFT_JUDGE="fast", **mode)
+
+    start = run_hook(agent, "start", session_payload(agent, project, "SessionStart"), home, project,
+                     MEMSIFT_JUDGE="fast", **mode)
+    first, second = prompt("thanks, that works!"), prompt(STRIPE_QUESTION)
+
+    assert start.returncode == first.returncode == second.returncode == 0
+    assert start.stdout == b""
+    notice = told(first, relayed=True)
+    assert notice.startswith("memory off: memsift's settings: MEMSIFT_JUDGE: judge must be auto, semantic or "
+                             "lexical, not 'fast'; reminders are off"), notice
+    assert second.stdout == b""
+
+
+@pytest.mark.parametrize(("agent", "mode"), [("claude", INTERACTIVE), ("codex", {})])
+def test_a_session_starting_while_memory_is_paused_is_told_once(agent, mode, home, project):
     cognee = dead_cognee()
     earlier = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, session="earlier"),
                        home, project, **cognee)
     assert json.loads(earlier.stdout)  # an earlier session found the store down: the breaker is open
 
     start = run_hook(agent, "start", session_payload(agent, project, "SessionStart", "new"), home, project,
-                     **cognee)
-    prompt = run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, session="new"),
-                      home, project, **cognee)
+                     **cognee, **mode)
+    prompt, again = (run_hook(agent, "prompt", prompt_payload(agent, project, STRIPE_QUESTION, session="new"),
+                              home, project, **cognee, **mode) for _ in range(2))
 
-    assert start.returncode == prompt.returncode == 0
-    assert session_start_notice(start).startswith("memory paused: ")
-    assert prompt.stdout == b""  # the session heard it at its start
+    assert start.returncode == prompt.returncode == again.returncode == 0
+    if mode:  # the session heard it at its start
+        assert told(start, "SessionStart", relayed=False).startswith("memory paused: ")
+        assert prompt.stdout == b""
+    else:  # Codex shows no SessionStart line: the first prompt says it
+        assert start.stdout == b"" and told(prompt, relayed=True).startswith("memory paused: ")
+    assert again.stdout == b""
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -708,14 +774,26 @@ def test_output_line_keeps_whole_items_best_first_and_shortens_only_a_first_one_
     assert one["hookSpecificOutput"]["additionalContext"].endswith("…")
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_an_unknown_memsift_variable_is_told_at_session_start(agent, home, project):
-    payload = {"session_id": "s9", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup",
-               "transcript_path": None}
-    result = run_hook(agent, "start", payload, home, project, MEMSIFT_ANSWER_THRESHOLD="0.9")
+def test_an_unknown_setting_is_told_once_a_session_and_memory_works(home, project):
+    """A misspelled variable and a misspelled key of config.toml: named with the right names when
+    the session starts, not again when it resumes; memory works: the note reaches the model, in the
+    session's brief (and the prompt is not given it again)."""
+    home.mkdir()
+    (home / "config.toml").write_text('jugde = "lexical"\n')
+    seed_notes(home, project, STRIPE_NOTE)
+    env = {"MEMSIFT_ANSWER_THRESHOLD": "0.9", **INTERACTIVE}
 
-    assert result.returncode == 0 and result.stderr == b""
-    told = json.loads(result.stdout)
-    assert told["systemMessage"] == ("memsift: MEMSIFT_ANSWER_THRESHOLD is not a memsift setting "
-                                     "(did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored")
-    assert told["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    start = run_hook("claude", "start", session_payload("claude", project, "SessionStart"), home, project, **env)
+    resumed = run_hook("claude", "start", {**session_payload("claude", project, "SessionStart"), "source": "resume"},
+                       home, project, **env)
+    prompt = run_hook("claude", "prompt", prompt_payload("claude", project, STRIPE_QUESTION, session="s-start"),
+                      home, project, **env)
+
+    assert start.returncode == resumed.returncode == prompt.returncode == 0 and start.stderr == b""
+    assert told(start, "SessionStart", relayed=False) == (
+        "MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored; "
+        f"{home / 'config.toml'}: jugde is not a memsift setting (did you mean judge?), ignored")
+    assert STRIPE_NOTE in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert set(json.loads(resumed.stdout)) == {"hookSpecificOutput"}  # the brief again, and no notice
+    assert STRIPE_NOTE in json.loads(resumed.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert prompt.stdout == b""  # the brief gave it: not added again

@@ -18,7 +18,7 @@ from chat_services import AnthropicService, OpenAIService, hashed_weights, label
 from http_service import HANG, Scripted
 
 from memsift.bench import format_table
-from memsift.config import load_config
+from memsift.config import load_config, unknown_settings
 from memsift.costs import session_costs
 from memsift.decider.anthropic_messages import AnthropicDecider
 from memsift.decider.backends import RoutedDecider, decider_for
@@ -432,9 +432,10 @@ def test_a_backend_name_in_config_toml_must_be_a_table_of_thresholds(tmp_path):
     (tmp_path / "config.toml").write_text('anthropic = "yes"\n')
     with pytest.raises(ConfigurationError, match=r"table of thresholds \(\[anthropic\]\)"):
         load_config({"MEMSIFT_HOME": str(tmp_path)})
-    (tmp_path / "config.toml").write_text('[openai]\ndecider_url = "http://x"\n')
-    with pytest.raises(ConfigurationError, match="thresholds only"):
-        load_config({"MEMSIFT_HOME": str(tmp_path)})
+    (tmp_path / "config.toml").write_text('[openai]\ndecider_url = "http://x"\n')  # not a threshold: ignored
+    assert load_config({"MEMSIFT_HOME": str(tmp_path)}).decider_url == "https://api.typesafe.ai/v1/systemone"
+    assert unknown_settings({"MEMSIFT_HOME": str(tmp_path)}) == [
+        f"{tmp_path / 'config.toml'}: [openai] decider_url is not a threshold, ignored"]
 
 
 def test_a_model_known_to_give_logprobs_is_not_written_down_again(openai, tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -176,3 +178,91 @@ def test_a_closed_pipe_ends_the_command_cleanly(memsift_home, project):
         os.close(write)
 
     assert done.stderr == "" and done.returncode == 0
+
+
+# -- a command line that explains itself ------------------------------------------------
+
+def test_memsift_alone_lists_every_command_in_one_line_each(memsift_home, project):
+    from memsift._cli import COMMANDS, _parser
+
+    done = memsift(stdin="", home=memsift_home, cwd=project)
+
+    assert done.returncode == 0 and done.stderr == ""
+    listed = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert list(listed) == list(COMMANDS) and all(len(line.split()) > 2 for line in listed.values())  # name, does
+    parser = _parser()
+    for name in listed:  # each is a command the parser takes
+        with pytest.raises(SystemExit) as ended, contextlib.redirect_stdout(io.StringIO()):
+            parser.parse_args([name, "--help"])
+        assert ended.value.code == 0, name
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        parser.parse_args(["nosuchcommand"])
+
+
+MISSING_PROJECT = [("recall",), ("retain",), ("notes",), ("search", "stripe"), ("show", "ex-0a1b2c3d"), ("doctor",),
+                   ("install", "claude-code"), ("uninstall", "codex")]
+
+
+@pytest.mark.parametrize("command", MISSING_PROJECT, ids=[c[0] for c in MISSING_PROJECT])
+def test_a_project_folder_that_does_not_exist_is_an_error_naming_it_and_nothing_is_made(
+        command, memsift_home, tmp_path):
+    missing = tmp_path / "no" / "such-project"
+    home = tmp_path / "user"
+    env = {**os.environ, "MEMSIFT_HOME": str(memsift_home), "HOME": str(home), "PYTHONPATH": str(REPO)}
+
+    done = subprocess.run([sys.executable, "-m", "memsift", *command, "--project", str(missing)], input="why?",
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"argument --project: {missing} is not a folder" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "no").exists() and not any(memsift_home.iterdir()) and not home.exists()
+
+
+@pytest.mark.parametrize(("command", "what"), [("recall", "message"), ("retain", "exchange")])
+@pytest.mark.parametrize("stdin", ["", "\n \n"])
+def test_a_command_given_nothing_on_stdin_says_so_in_one_line_and_does_nothing(command, what, stdin,
+                                                                              memsift_home, project):
+    done = memsift(command, stdin=stdin, home=memsift_home, cwd=project)
+
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr.startswith(f"memsift {command}: standard input is empty: no {what}")
+    assert done.stderr.count("\n") == 1 and not any(memsift_home.iterdir())  # nothing recalled, kept, or logged
+
+
+@pytest.mark.parametrize(("args", "says"), [(("recall",), "memsift recall: reading the message on standard input"),
+                                            (("retain",), "memsift retain: reading the exchange as JSON"),
+                                            (("redact",), "memsift redact: reading the text to redact"),
+                                            (("hook", "codex", "Stop"), "memsift hook codex Stop: reading the "
+                                                                        "agent's JSON payload")])
+def test_a_command_reading_stdin_from_a_terminal_says_so(args, says, memsift_home, project):
+    """A terminal for stdin: the command says what it waits for, then ends on Ctrl-D (end of file)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "memsift", *args], stdin=follower, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, cwd=project, text=True,
+                                 env={**os.environ, "MEMSIFT_HOME": str(memsift_home), "PYTHONPATH": str(REPO)})
+        os.write(leader, b"\x04")  # Ctrl-D on an empty line: end of input
+        out, err = child.communicate(timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+    assert child.returncode == 0 and out == ""
+    assert err.startswith(says) and "(end it with Ctrl-D)" in err.splitlines()[0] and "Traceback" not in err
+
+
+def test_recall_with_settings_that_load_tells_no_hooks_stale_memory_off(memsift_home, project):
+    """A hook run with a bad value recorded "memory off"; recall with settings that load works and
+    says so, instead of repeating that line (as a hook would, it closes the entry)."""
+    NotesFile(load_config().project_dir(project) / "notes.md").append([CADDY])
+    hook = subprocess.run([sys.executable, "-m", "memsift", "hook", "codex", "UserPromptSubmit"], timeout=60,
+                          input=json.dumps({"session_id": "s1", "cwd": str(project), "prompt": "why Caddy?"}),
+                          env={**os.environ, "MEMSIFT_HOME": str(memsift_home), "MEMSIFT_JUDGE": "fast"},
+                          capture_output=True, text=True)
+    assert "memory off" in hook.stdout
+
+    done = memsift("recall", stdin="why did we pick Caddy over nginx?", home=memsift_home, cwd=project)
+
+    assert done.returncode == 0 and "memory off" not in done.stdout and "Caddy over nginx" in done.stdout

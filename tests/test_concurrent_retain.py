@@ -20,6 +20,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from memsift.config import load_config
 from memsift._notes_index import NotesIndex
 
@@ -94,6 +96,7 @@ def exchanges() -> list[list[tuple[str, str]]]:
     return out
 
 
+@pytest.mark.slow  # 400 retains in 8 processes: 15 s on 2 CPUs (pytest -m slow, .ci/run)
 def test_eight_processes_retaining_fifty_exchanges_each_lose_no_line(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()

@@ -7,7 +7,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from memsift.config import Config, default_home, load_config
+from memsift.config import Config, default_home, load_config, unknown_settings
 from memsift.errors import ConfigurationError
 
 
@@ -90,15 +90,41 @@ def test_a_bad_environment_value_is_a_configuration_error(tmp_path, variable, va
     'store = "redis"\n',
     'max_items = "many"\n',
     'decider_deadline = "fast"\n',
-    'home = "/elsewhere"\n',           # home is chosen by the environment only
-    'no_such_setting = 1\n',
     'store = "embedded\n',             # not TOML
+    '[embedded]\nanswers_threshold = 2\n',
 ])
 def test_a_bad_config_file_is_a_configuration_error(tmp_path, text):
     write_toml(tmp_path, text)
 
     with pytest.raises(ConfigurationError):
         load_config({"MEMSIFT_HOME": str(tmp_path)})
+
+
+def test_a_bad_value_names_the_file_or_the_variable_it_comes_from(tmp_path):
+    write_toml(tmp_path, 'store = "redis"\n')
+    with pytest.raises(ConfigurationError, match=rf"^{tmp_path / 'config.toml'}: store must be 'embedded' or"):
+        load_config({"MEMSIFT_HOME": str(tmp_path)})
+    with pytest.raises(ConfigurationError, match=r"^MEMSIFT_MAX_ITEMS: setting max_items='many': "):
+        load_config({"MEMSIFT_HOME": str(tmp_path / "elsewhere"), "MEMSIFT_MAX_ITEMS": "many"})
+
+
+def test_a_name_that_is_no_setting_is_ignored_and_named_with_the_closest_one(tmp_path):
+    """A typo costs its own setting only: memory works with the others, and the typo is told."""
+    write_toml(tmp_path, 'jugde = "semantic"\nmax_items = 2\nhome = "/elsewhere"\nzzz = 1\n'
+                         '[embedded]\nsearch_treshold = 0.3\nkeep_threshold = 0.7\n')
+    environ = {"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_ANSWER_THRESHOLD": "0.9"}
+
+    config = load_config(environ)
+
+    assert (config.judge, config.max_items, config.home, config.keep_threshold) == ("lexical", 2, tmp_path, 0.7)
+    file = tmp_path / "config.toml"
+    assert unknown_settings(environ) == [
+        "MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored",
+        f"{file}: jugde is not a memsift setting (did you mean judge?), ignored",
+        f"{file}: home is chosen by MEMSIFT_HOME only (this file is in the home), ignored",
+        f"{file}: zzz is not a memsift setting, ignored",
+        f"{file}: [embedded] search_treshold is not a threshold (did you mean search_threshold?), ignored"]
+    assert unknown_settings({"MEMSIFT_HOME": str(tmp_path / "none")}) == []
 
 
 def test_a_config_file_that_is_not_utf8_is_a_configuration_error(tmp_path):

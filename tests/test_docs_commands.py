@@ -25,7 +25,6 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
 # Command (or Python block) prefix -> why the test does not run it.
 NOT_RUN = {
-    "DecisionLog(default_home(os.environ)).record(": "quotes the adapters' call, whose names the hook holds",
     "python3 -m venv .venv": "makes the venv the tests run in; .ci/run runs README's setup as written",
     "claude plugin marketplace add": "needs Claude Code; tests/agents/test_routes.py adds the marketplace from a "
                                      "local path and runs the plugin",

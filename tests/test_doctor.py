@@ -71,12 +71,12 @@ def test_each_setting_says_where_it_came_from_and_secrets_stay_hidden(
 
 def test_a_configuration_error_fails_and_exits_non_zero(env: dict[str, str], project: Path,
                                                         memsift_home: Path) -> None:
-    (memsift_home / "config.toml").write_text("max_itemz = 2\n")
+    (memsift_home / "config.toml").write_text("max_items = 'two'\n")
 
     report = diagnose(project, environ=env)
     assert not report.healthy
     [(status, detail)] = checks(report, "configuration")
-    assert status == FAIL and "max_itemz" in detail
+    assert status == FAIL and "max_items='two'" in detail
 
     done = _doctor_command(env, project, "--json")
     assert done.returncode == 1
@@ -84,9 +84,14 @@ def test_a_configuration_error_fails_and_exits_non_zero(env: dict[str, str], pro
 
 
 def test_the_command_exits_zero_when_memory_works(env: dict[str, str], project: Path) -> None:
+    fresh = _doctor_command(env, project)
+    _install(env, "claude-code")
     done = _doctor_command(env, project)
+
+    assert fresh.returncode == 0 and fresh.stdout.startswith("memsift doctor: memory is on, 2 things to fix"), (
+        fresh.stdout)  # no agent has the hooks
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("memsift doctor: memory works")
+    assert done.stdout.startswith("memsift doctor: memory works\n")
 
 
 def test_a_damaged_store_or_breaker_file_fails(env: dict[str, str], project: Path, memsift_home: Path) -> None:
@@ -346,8 +351,9 @@ def test_memory_off_for_a_stage_fails_while_doctor_finds_it_too_and_its_recovery
 
 def test_a_fixed_settings_error_is_history_at_once(env: dict[str, str], project: Path, memsift_home: Path) -> None:
     """The hook recorded "cannot read config.toml"; the user fixed it: doctor loads the settings itself."""
-    (memsift_home / "config.toml").write_text("stroe = 'embedded'\n")
-    hook = subprocess.run([sys.executable, "-m", "memsift", "hook", "codex", "SessionStart"], env=env, timeout=60,
+    (memsift_home / "config.toml").write_text("store = 'mongo'\n")
+    hook = subprocess.run([sys.executable, "-m", "memsift", "hook", "claude-code", "SessionStart"], timeout=60,
+                          env={**env, "CLAUDE_CODE_ENTRYPOINT": "cli"},
                           input=json.dumps({"session_id": "s1", "cwd": str(project)}), capture_output=True, text=True)
     assert "memory off" in hook.stdout
     assert not diagnose(project, environ=env).healthy
@@ -367,6 +373,34 @@ def test_an_unknown_memsift_variable_is_a_warning(env: dict[str, str], project: 
     assert report.healthy
     assert checks(report, "configuration", "environment") == [
         (WARN, "MEMSIFT_ANSWER_THRESHOLD is not a memsift setting (did you mean MEMSIFT_ANSWERS_THRESHOLD?), ignored")]
+
+
+def test_a_misspelled_setting_is_a_warning_with_the_fix_and_never_memory_works(
+        env: dict[str, str], project: Path, memsift_home: Path) -> None:
+    """The typo is ignored (memory works with the other settings) and named with the right name;
+    the headline counts it as a thing to fix."""
+    (memsift_home / "config.toml").write_text("jugde = 'semantic'\nmax_items = 2\n")
+
+    done = _doctor_command(env, project)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    headline, *lines = done.stdout.splitlines()
+    assert "memory works" not in headline and "to fix" in headline, headline
+    assert any(line.split()[:2] == ["warn", "config.toml"] and "jugde is not a memsift setting (did you mean "
+               "judge?), ignored" in line for line in lines), done.stdout
+    assert "max_items" in done.stdout  # the setting spelled right is read
+
+
+def test_a_project_folder_that_does_not_exist_fails_and_nothing_is_made(
+        env: dict[str, str], tmp_path: Path, memsift_home: Path) -> None:
+    missing = tmp_path / "no-such-project"
+
+    report = diagnose(missing, environ=env)
+
+    assert not report.healthy
+    assert checks(report, "project", "root") == [
+        (FAIL, f"{missing} is not a folder (--project names the project's folder)")]
+    assert not missing.exists() and not (memsift_home / "projects").exists()
 
 
 # -- routes: install, plugin, both -------------------------------------------------------

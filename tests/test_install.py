@@ -17,7 +17,8 @@ from memsift._install import TIMEOUTS, trust_entries
 MEMSIFT = Path(sys.executable).parent / "memsift"
 SKILL = (Path(__file__).resolve().parents[1] / "memsift_adapters/skills/memsift-search/SKILL.md").read_text()
 # The copy install writes runs this very install's command: a venv's memsift is not on the PATH.
-INSTALLED_SKILL = SKILL.replace("memsift search", f"{MEMSIFT} search").replace("memsift notes", f"{MEMSIFT} notes")
+INSTALLED_SKILL = (SKILL.replace("memsift search", f"{MEMSIFT} search").replace("memsift notes", f"{MEMSIFT} notes")
+                   .replace("memsift show", f"{MEMSIFT} show"))
 INTERPRETER = MEMSIFT.read_text().splitlines()[0].removeprefix("#!")  # what `memsift install` runs under
 EVENTS = list(TIMEOUTS)
 

@@ -68,7 +68,7 @@ def test_search_finds_notes_and_stored_exchanges_with_their_pointers(project):
 
     assert "notes.md:3  constraint: the iOS app adds packages with CocoaPods only" in out
     assert "Stripe" not in out  # no shared word, not shown
-    assert "memsift:decision  add lottie to the iOS app?" in out
+    assert "x1  add lottie to the iOS app?" in out  # the item's id: the pointer `memsift show` takes
     assert out.endswith("(earlier work, possibly out of date: check the code before acting on it)\n")
 
 
@@ -105,8 +105,8 @@ def test_search_shows_a_kept_fact_and_the_head_of_its_exchange(project):
     out = memsift("search", "advisory", "locks", cwd=project).stdout
 
     assert f"notes.md:1  {LOCKS_FACT}" in out
-    assert f"memsift:decision  {LOCKS_FACT}" in out
-    assert "      from the exchange (ex-0a1b2c3d): the cron runs twice sometimes" in out
+    assert f"ex-0a1b2c3d  {LOCKS_FACT}" in out
+    assert "      from the exchange: the cron runs twice sometimes" in out
 
 
 def test_show_prints_the_whole_exchange_a_note_line_points_to(project):
@@ -126,3 +126,44 @@ def test_show_of_a_pointer_the_store_does_not_hold_says_so_and_fails(project):
 
     assert result.returncode == 1
     assert result.stdout == "memsift: the store (embedded store) holds no item ex-ffffffff\n"
+
+
+def test_every_pointer_memsift_prints_is_taken_by_show(project, tmp_path):
+    """The notes' lines as recall and search point to them (notes.md:N) and as `memsift notes`
+    numbers them, and the stored items' ids: each shows what it names."""
+    kept_fact(project)
+    NotesFile(project_dir(project) / "notes.md").append(["constraint: deploys stop on Fridays."])
+    searched = memsift("search", "advisory", "locks", "fridays", cwd=project).stdout
+    pointers = [line.split()[0] for line in searched.splitlines() if line.startswith("  ") and not
+                line.startswith("      ")]
+    assert pointers == ["notes.md:1", "notes.md:2", "ex-0a1b2c3d"], searched
+
+    first, second, stored = (memsift("show", pointer, cwd=project).stdout for pointer in pointers)
+    numbered = memsift("show", "2", "--project", str(project), cwd=tmp_path).stdout
+
+    assert first == f"notes.md:1  {LOCKS_FACT}\n\nex-0a1b2c3d  memsift:decision\nfact: {LOCKS_FACT}\n" \
+                    f"exchange:\n{LOCKS_EXCHANGE}\n"  # the line, then the exchange its fact came from
+    assert second == numbered == "notes.md:2  constraint: deploys stop on Fridays.\n"  # a line with no source
+    assert stored == first.split("\n\n", 1)[1]
+
+
+def test_show_of_a_line_the_notes_do_not_have_says_so_and_fails(project):
+    kept_fact(project)
+
+    result = subprocess.run([str(MEMSIFT), "show", "notes.md:9"], capture_output=True, text=True, cwd=project,
+                            timeout=60)
+
+    assert result.returncode == 1
+    assert result.stdout == f"memsift: {project_dir(project) / 'notes.md'} has 1 line: no note at line 9\n"
+
+
+def test_show_of_a_stored_items_source_label_says_which_pointer_to_use(project):
+    """Recall shows a stored item with its source (`[memsift:decision]`): no one item, so show says
+    what it takes instead."""
+    kept_fact(project)
+
+    result = subprocess.run([str(MEMSIFT), "show", "memsift:decision"], capture_output=True, text=True,
+                            cwd=project, timeout=60)
+
+    assert result.returncode == 1
+    assert result.stdout.startswith("memsift: memsift:decision names where stored items come from, not one item")

@@ -239,7 +239,7 @@ def test_an_outbox_made_before_rows_could_be_parked_gets_the_column(tmp_path):
 
 def test_a_typo_in_the_settings_is_said_once_per_session_and_its_fix_too(memsift_home, project):
     settings = memsift_home / "config.toml"
-    settings.write_text('stroe = "cognee"\n')
+    settings.write_text('store = "mongo"\n')
 
     first = guarded_recall(Message(QUESTION, session="s1"), project)
     again = guarded_recall(Message(QUESTION, session="s1"), project)
@@ -249,8 +249,8 @@ def test_a_typo_in_the_settings_is_said_once_per_session_and_its_fix_too(memsift
     fixed = guarded_recall(Message("thanks!", session="s1"), project)
     later = guarded_recall(Message("thanks!", session="s1"), project)
 
-    assert first.notice == (f"memory off: memsift's settings: {settings}: unknown settings ['stroe']; "
-                            "reminders are off")
+    assert first.notice == (f"memory off: memsift's settings: {settings}: store must be 'embedded' or 'cognee', "
+                            "not 'mongo'; reminders are off")
     assert first.text == "" and again.notice is None and other.notice == first.notice
     assert not kept.keep and kept.stopped_by.startswith("settings: ")
     assert fixed.notice == "memory back on: memsift's settings works again; reminders are on"

@@ -473,13 +473,13 @@ def test_a_server_that_takes_the_recall_and_never_answers_adds_nothing_once(mems
 def test_settings_that_turn_memory_off_are_said_by_the_hook_as_without_a_server(servers, memsift_home, shop,
                                                                                 tmp_path):
     servers()
-    (memsift_home / "config.toml").write_text('stroe = "embedded"\n')
+    (memsift_home / "config.toml").write_text('store = "mongo"\n')
 
     done = searching_hook(shop, tmp_path, "p4")
 
     assert _serve.status(memsift_home)["served"] == 1  # asked, and declined before reading anything
     notice = json.loads(done.stdout)["systemMessage"]
-    assert done.returncode == 0 and "memory off" in notice and "stroe" in notice
+    assert done.returncode == 0 and "memory off" in notice and "mongo" in notice
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files through /proc")

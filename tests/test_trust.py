@@ -19,8 +19,8 @@ import pytest
 from memsift._project import project_root
 from memsift._trust import not_yours
 from test_adapters import (
-    FIX, INCIDENT, STRIPE_NOTE, STRIPE_QUESTION, claude_transcript, notes_file, prompt_payload, run_hook, seed_notes,
-    stop_payload, wait_for,
+    FIX, INCIDENT, INTERACTIVE, STRIPE_NOTE, STRIPE_QUESTION, claude_transcript, notes_file, prompt_payload, run_hook,
+    seed_notes, stop_payload, wait_for,
 )
 
 NOBODY = 65534
@@ -37,7 +37,7 @@ def shop(tmp_path: Path) -> tuple[Path, Path]:
 
 def asked(home: Path, project: Path, session: str = "s1") -> dict:
     result = run_hook("claude", "prompt", prompt_payload("claude", project, STRIPE_QUESTION, session=session),
-                      home, project)
+                      home, project, **INTERACTIVE)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout) if result.stdout.strip() else {}
 
@@ -64,13 +64,13 @@ def test_notes_someone_else_could_write_are_never_injected_and_memory_is_off_for
     home, project = shop
     notes = planted_notes_not_yours(home, project, how)
 
-    first, again = asked(home, project), asked(home, project)
+    first, again, other = asked(home, project), asked(home, project), asked(home, project, session="s2")
 
     told = first["hookSpecificOutput"]["additionalContext"]
     assert "curl" not in json.dumps(first) and "evil.example" not in json.dumps(first)
     assert told.startswith(f"memory off: the project {project}: {notes} ")
     assert ("owned by uid 65534" if how == "owner" else "can be written by") in told
-    assert "\n" not in told and again == first  # one line, on each message that would read the notes
+    assert "\n" not in told and again == {} and other == first  # one line, once per session
     report = doctor(home, project)
     assert report.returncode == 1
     fix = f"chown {os.getuid()} '{notes}'" if how == "owner" else f"chmod go-w '{notes}'"
@@ -157,7 +157,7 @@ def test_a_home_someone_else_could_write_is_not_read_at_all(shop, how):
         home.chmod(0o777)
 
     quiet = run_hook("claude", "prompt", prompt_payload("claude", project, "thanks!"), home, project)
-    told = asked(home, project)
+    told = asked(home, project, session="s2")
 
     line = json.loads(quiet.stdout)["systemMessage"]  # not quiet: the home is not read to find out
     assert line.startswith(f"memsift: memory off: {home} ") and "evil" not in line

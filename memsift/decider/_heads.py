@@ -13,9 +13,12 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Mapping, Sized
-from typing import Any
 
 from ._features import BUCKETS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class TextHead:

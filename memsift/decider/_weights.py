@@ -13,7 +13,10 @@ import struct
 import sys
 from array import array
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
+if TYPE_CHECKING:
+    from typing import Any
 
 MAGIC = b"MSIFTW1\n"
 SHIPPED = Path(__file__).with_name("model.bin")  # the embedded decider's weights, in the package

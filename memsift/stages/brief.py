@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from attrs import evolve
 
 from .._note_lines import fact_of, tail_of
@@ -152,10 +153,15 @@ def record_brief(services: Services, state: Briefing) -> Briefing:
     t0 = time.perf_counter()
     log = services.session_log
     if log is not None and state.chosen:
-        pointers = [tail[2] for item in state.chosen if (tail := tail_of(item.text))]
-        log.record(state.session, [*(item.id for item in state.chosen), *pointers], asked=False)
+        log.record(state.session, given_ids(state.chosen), asked=False)
     return state.log("record", f"{len(state.chosen)} given", t0).end("brief", f"{len(state.chosen)} facts")
 
 
 BRIEF_STAGES: tuple[Stage, ...] = (read_facts, screen_facts, choose_facts, render_brief, record_brief)
 
+
+
+def given_ids(items: Sequence[Item]) -> list[str]:
+    """What a session given these facts was given: each one's id, and its pointer when it has one
+    (the store's copy of the fact goes by it)."""
+    return [*(item.id for item in items), *(tail[2] for item in items if (tail := tail_of(item.text)))]

@@ -41,6 +41,7 @@ from fake_models import FakeModel, Request
 
 from memsift._decisions import DecisionLog
 from memsift.stages import BRIEF_HEADER, HEADER
+from memsift_adapters.hook import RELAY
 
 pytestmark = pytest.mark.agents  # `pytest -m "not agents"` skips the real CLIs
 
@@ -209,6 +210,36 @@ def test_memory_that_cannot_work_is_told_and_the_agent_takes_the_notice(
     doctor = subprocess.run([sys.executable, "-m", "memsift", "doctor", "--project", str(work)], env=env,
                             capture_output=True, text=True, timeout=60)
     assert doctor.returncode == 1 and "MEMORY CANNOT WORK" in doctor.stdout, doctor.stdout + doctor.stderr
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_a_setup_notice_reaches_a_non_interactive_run_with_its_first_prompt_once(
+        agent: str, agents: Agents, tmp_path: Path) -> None:
+    """claude -p and codex exec show the user no hook message, SessionStart's least: a misspelled
+    setting is told with the session's first prompt (a quiet one), to the model with a request to
+    pass it on (and, in claude -p's stream-json, as the prompt hook's message), and not again when
+    the session goes on. Memory works meanwhile: the typo costs only its own setting."""
+    work = tmp_path / "shop"
+    work.mkdir()
+    with FakeModel("anthropic" if agent == "claude-code" else "openai") as model:
+        env = _environment(agent, tmp_path, model)
+        Path(env["MEMSIFT_HOME"]).mkdir()
+        config = Path(env["MEMSIFT_HOME"]) / "config.toml"
+        config.write_text('jugde = "lexical"\n')
+        install_memsift(agent, env)
+        session, hooks, output = _ask(agent, agents, env, work, "thanks, that looks good", "")
+        _, later_hooks, _ = _ask(agent, agents, env, work, "ok", session)
+        first, later = model.turns()
+    notice = f"{config}: jugde is not a memsift setting (did you mean judge?), ignored"
+    said = since_prompt(first, "thanks, that looks good")
+    assert json.dumps(RELAY + notice)[1:-1] in said, said
+    assert first.text.count(json.dumps(notice)[1:-1]) == 1, first.text  # not from SessionStart as well
+    assert notice not in json.dumps(since_prompt(later, "ok"))
+    if agent == "claude-code":
+        [message] = [event["content"] for event in map(json.loads, filter(None, output.splitlines()))
+                     if event.get("subtype") == "informational" and "memsift" in event.get("content", "")]
+        assert message == f"UserPromptSubmit says: memsift: {notice}", message
+    assert all(outcome == "completed" for _, outcome in hooks + later_hooks), (hooks, later_hooks, output)
 
 
 # -- driving an agent -----------------------------------------------------------------

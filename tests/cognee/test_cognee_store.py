@@ -81,6 +81,7 @@ def test_it_follows_the_store_protocol(store):
     assert store.name == f"Cognee at {store.url}"
 
 
+@pytest.mark.slow  # every promise of the kit against a real server: 15 s (pytest -m slow)
 def test_it_keeps_the_store_contract_of_the_conformance_kit(cognee_server):
     check_store(lambda: CogneeStore(cognee_server.url, dataset=fresh_dataset()), settle=lambda s: s.settle(600),
                 timeout=180)  # cognify runs in the background, and the machine may be shared

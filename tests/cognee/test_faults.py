@@ -94,6 +94,7 @@ def stored_names(url: str, dataset: str) -> list[str]:
     return sorted(row["name"] for row in rows.json())
 
 
+@pytest.mark.slow  # kills, restarts or stalls a real server: 29 s (pytest -m slow)
 def test_killed_mid_session_memory_pauses_with_one_notice_and_retained_items_wait(server, tmp_path):
     services = services_for(server.url, tmp_path)
     store = services.store
@@ -124,6 +125,7 @@ def test_killed_mid_session_memory_pauses_with_one_notice_and_retained_items_wai
     assert timed_recall(QUESTION, services)[0].notice is None
 
 
+@pytest.mark.slow  # kills, restarts or stalls a real server: 21 s (pytest -m slow)
 def test_restarted_the_outbox_drains_and_each_item_is_stored_once(server, tmp_path):
     services = services_for(server.url, tmp_path)
     first = retain(exchange(0), services, RETAIN_TO_STORE)  # logs in and creates the dataset
@@ -147,6 +149,7 @@ def test_restarted_the_outbox_drains_and_each_item_is_stored_once(server, tmp_pa
     assert len(found) == 5 and len({item.id for item in found}) == 5
 
 
+@pytest.mark.slow  # kills, restarts or stalls a real server: 18 s (pytest -m slow)
 def test_stalled_the_deadlines_hold_and_a_lost_answer_never_duplicates(server, tmp_path):
     with Proxy(server.url) as proxy:
         services = services_for(proxy.url, tmp_path, deadline=STALL_DEADLINE)
