@@ -278,13 +278,16 @@ def _brief_for_next_session(agent: Agent, payload: Payload, services: Services) 
     made now and remembered, so that its SessionStart reads it back."""
     from attrs import evolve
 
-    from memsift.hooks import branch, brief_key, default_home, project_folder, project_root, remember_brief
+    from memsift.hooks import (
+        branch, brief_key, default_home, project_folder, project_root, remember_brief, settings_verdict,
+    )
 
     home, root = default_home(os.environ), project_root(_required(payload, "cwd"))
     folder, focus, loaded = project_folder(home, root), branch(root), agent.loaded_files(payload, root)
     key = brief_key(os.environ, home, folder, focus, loaded)
     text, given = _made_brief(agent, payload, "", focus, evolve(services, loaded_files=loaded))
     remember_brief(folder, key, text, given)
+    settings_verdict(os.environ, root)  # what the settings come to, remembered too: SessionStart loads none
 
 
 def start_notice(agent: Agent, payload: Payload) -> str | None:

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -266,3 +267,66 @@ def test_a_compacted_or_cleared_session_forgets_what_it_was_given(tmp_path, sour
     assert done.returncode == 0 and "advisory lock" in done.stdout.decode()
     assert ("ex-99999999" not in log.given("s1")) is forgotten
     assert "ex-11111111" in log.briefed("s1")  # what this brief showed
+
+
+def test_a_session_starts_with_the_brief_the_last_exchange_kept_left_it_without_loading_the_pipeline(tmp_path):
+    """The detached Stop makes the next session's brief once it kept an exchange; SessionStart reads it
+    back, recording what it gave, and imports neither attrs nor the pipeline (python -X importtime)."""
+    from memsift.services import SessionLog
+
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    notes_of(home, project).write_text(f"{LOCK}\n", encoding="utf-8")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": UPLOADS_QUESTION}})
+                          + "\n", encoding="utf-8")
+    stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop",
+            "stop_hook_active": False, "last_assistant_message": UPLOADS_ANSWER}
+    assert run(["hook", "claude-code", "Stop"], home, project, json.dumps(stop).encode()).returncode == 0
+    remembered = notes_of(home, project).with_name("brief.json")
+    deadline = time.monotonic() + 30
+    while not ("4.5 MB" in _read(remembered) and "advisory lock" in _read(remembered)):  # the detached retain
+        assert time.monotonic() < deadline, _read(remembered)
+        time.sleep(0.05)
+    # A new session of the project: its transcript beside the last one's (the agent loads the same files).
+    start = {"session_id": "s2", "transcript_path": str(tmp_path / "t2.jsonl"), "cwd": str(project),
+             "hook_event_name": "SessionStart", "source": "startup"}
+
+    done = subprocess.run([sys.executable, "-X", "importtime", str(MEMSIFT), "hook", "claude-code", "SessionStart"],
+                          input=json.dumps(start).encode(), capture_output=True, cwd=project, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "user"), "MEMSIFT_HOME": str(home)})
+
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "4.5 MB" in context and "advisory lock" in context
+    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "import time:" in line}
+    assert not {"attr", "memsift.pipeline", "memsift.stages"} & imported
+    assert "ex-11111111" in SessionLog(home / "sessions").briefed("s2")  # the session was given what it showed
+
+
+def test_a_remembered_brief_is_made_again_when_the_notes_change(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    notes = notes_of(home, project)
+    notes.write_text(f"{LOCK}\n", encoding="utf-8")
+    payload = {"session_id": "s1", "transcript_path": None, "cwd": str(project), "hook_event_name": "SessionStart",
+               "source": "startup"}
+    first = run(["hook", "claude-code", "SessionStart"], home, project, json.dumps(payload).encode())
+    with notes.open("a", encoding="utf-8") as out:  # edited by hand between two sessions
+        out.write(f"{UPLOADS}\n")
+
+    second = run(["hook", "claude-code", "SessionStart"], home, project,
+                 json.dumps({**payload, "session_id": "s2"}).encode())
+
+    assert "4.5 MB" not in first.stdout.decode() and "4.5 MB" in second.stdout.decode()
+
+
+UPLOADS_QUESTION = "photo uploads fail in prod with 413 FUNCTION_PAYLOAD_TOO_LARGE, fine locally"
+UPLOADS_ANSWER = ("Vercel caps a serverless function's request body at 4.5 MB, and the upload went through the Next "
+                  "route handler. The browser now uploads straight to the Go API's POST /uploads instead.")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
