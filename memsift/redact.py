@@ -59,6 +59,16 @@ def _looks_random(value: str) -> bool:
     return classes >= 2 and len(set(value)) >= min(12, len(value) // 3)
 
 
+def _generated_tail(match: "re.Match[str]", kind: str) -> Verdict | None:
+    """Judge for a prefixed token known by its shape alone: the whole of it goes when its tail holds
+    upper case, lower case and digits, three of each at least (no word, name or hex digest does)."""
+    tail = match.group("secret")
+    kinds = (sum(c.isupper() for c in tail), sum(c.islower() for c in tail), sum(c.isdigit() for c in tail))
+    if min(kinds) < 3 or _looks_like_placeholder(tail):
+        return None
+    return (*match.span(), kind)
+
+
 def _secret_span(match: "re.Match[str]") -> tuple[int, int]:
     return match.span("secret") if "secret" in match.re.groupindex else match.span()
 
@@ -731,8 +741,10 @@ RULES: tuple[Rule, ...] = (
          r"[\"']?(?P<secret>[^\s\"']{1,128})[\"']?(?=[ \t]*(?:$|[;&|)\n#]))", containing("htpasswd"), cli_password),
     # A command line's password or token flag: `--db-password X`, `--admin-password=X`, `-storepass X`.
     Rule("password",
-         r"(?i)(?<![\w-])(?P<flag>--?(?:[a-z0-9]+[-_])*(?:password|passwd|passphrase|pwd|storepass|keypass|"
-         r"secret|token|api[-_]?key))(?:[ \t]*=[ \t]*|[ \t]+)[\"']?(?P<secret>[^\s\"']{3,256})",
+         # Two dashes, or one before the keytool and jarsigner flags: `-JWT_SECRET=...` is an env line.
+         r"(?i)(?<![\w-])(?P<flag>--(?:[a-z0-9]+[-_])*(?:password|passwd|passphrase|pwd|storepass|keypass|"
+         r"secret|token|api[-_]?key)|-(?:src|dest)?(?:storepass|keypass))(?:[ \t]*=[ \t]*|[ \t]+)[\"']?"
+         r"(?P<secret>[^\s\"']{3,256})",
          mentioning("--", "-storepass", "-keypass", "-srcstorepass", "-deststorepass"), flag_value),
     Rule("password", r"-pass(?:in|out)[ \t]+[\"']?pass:(?P<secret>[^\s\"']{1,256})", containing("-passin", "-passout")),
     # The auth helpers of HTTP clients: `auth=("user", "pass")`, `HTTPBasicAuth("user", "pass")`,
@@ -757,6 +769,12 @@ RULES: tuple[Rule, ...] = (
     Rule("access-key-id",
          r"(?i)access_?key_?id[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?(?P<secret>[A-Za-z0-9/+]{16,128})",
          mentioning("access"), random_value),
+    # A vendor's token no rule names, by its shape: a short lower-case prefix of two to four parts and a
+    # long generated tail of upper case, lower case and digits (`cf_dns_Zq3Xw8...`, `pl_sbx_4Hq8...`),
+    # where the words that announce it are too far ahead for the prose rules.
+    # Not the ids meant to be public: a publishable key (`pk_live_...`), a checkout session (`cs_test_...`).
+    Rule("token", r"(?<![\w-])(?!pk_|cs_)[a-z]{2,10}(?:_[a-z0-9]{2,10}){1,3}_(?P<secret>[A-Za-z0-9]{24,128})(?![\w-])",
+         containing("_"), _generated_tail, standalone=True),
     # A value handed over in prose: "here's my token so you can test it: 7d2f...".
     Rule("token",
          r"(?i)\b(?:tokens?|api[ _-]?keys?|secrets?|passwords?|credentials?)\b[^\n:=]{0,60}?[:=][ \t]{0,4}"

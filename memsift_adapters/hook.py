@@ -330,8 +330,10 @@ def _first_call(agent: Agent, event: str, payload: Payload) -> bool:
     """False when another route (plugin and install both) already runs this very call: do nothing."""
     from memsift.hooks import default_home, first_call
 
+    # A session starts once: before its transcript is written, its start is told apart by its source.
+    starting = event == "SessionStart" and _optional(payload, "source") == "startup"
     turn = (_optional(payload, "prompt_id") or _optional(payload, "turn_id")
-            or _transcript_stamp(payload.get("transcript_path")))
+            or _transcript_stamp(payload.get("transcript_path")) or ("startup" if starting else ""))
     if not (_optional(payload, "session_id") and turn):
         return True  # nothing tells a second route's call from the user asking the same again: run
     parts = [agent.name, event, *(_optional(payload, key) for key in _CALL_KEYS), turn]

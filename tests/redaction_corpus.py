@@ -1250,5 +1250,18 @@ SHAPE_LOOK_ALIKES: list[LookAlike] = [
     LookAlike("image-tag-colon", "image: ghcr.io/acme/api:2026.12.04-rc1"),
 ]
 
-CREDENTIALS += SHAPE_CREDENTIALS
-LOOK_ALIKES += SHAPE_LOOK_ALIKES
+# A vendor's token no rule names, announced too far ahead for the prose rules.
+PREFIXED_CREDENTIALS: list[Credential] = [
+    Credential("prefixed-token-far", "Voilà le nouveau token Cloudflare pour cert-manager, l'ancien a fuité dans un "
+               "screenshot: cf_dns_Rk7Tw2Lp9Xq4Vn6Hm3Jd8Bz5Ys1. Fais le nécessaire.", "cf_dns_Rk7Tw2Lp9Xq4Vn6Hm3Jd8Bz5Ys1"),
+    Credential("prefixed-token-bare", "set it in the chart values, then redeploy: acme_live_9Qw3Er7Ty2Ui8Op4As6Df1Gh5Jk",
+               "acme_live_9Qw3Er7Ty2Ui8Op4As6Df1Gh5Jk"),
+]
+PREFIXED_LOOK_ALIKES: list[LookAlike] = [
+    LookAlike("snake-case-test-name", "test_user_login_flow_handles_expired_sessions_correctly is flaky on CI"),
+    LookAlike("prefixed-hex-digest", "cache key: build_cache_0123456789abcdef0123456789abcdef"),
+    LookAlike("prefixed-mixed-words", "rename my_var_NAME_with_CAPS to something shorter"),
+]
+
+CREDENTIALS += SHAPE_CREDENTIALS + PREFIXED_CREDENTIALS
+LOOK_ALIKES += SHAPE_LOOK_ALIKES + PREFIXED_LOOK_ALIKES

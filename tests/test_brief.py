@@ -330,3 +330,17 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError:
         return ""
+
+
+def test_two_routes_running_the_same_session_start_give_one_brief(tmp_path):
+    """The plugin and `memsift install` both run the hook: the second start of the same session (no
+    transcript written yet) does nothing."""
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    notes_of(home, project).write_text(f"{LOCK}\n", encoding="utf-8")
+    payload = json.dumps({"session_id": "s1", "transcript_path": str(tmp_path / "none-yet.jsonl"),
+                          "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+    first, second = (run(["hook", "codex", "SessionStart"], home, project, payload) for _ in range(2))
+
+    assert "advisory lock" in first.stdout.decode() and second.stdout == b""

@@ -30,7 +30,7 @@ from fake_models import FakeModel
 from test_agents import (SEED, _ask, _decisions, _environment, _memsift, _notes_file, _wait_for, install_memsift,
                          since_prompt)
 
-from memsift.stages import HEADER
+from memsift.stages import BRIEF_HEADER, HEADER
 
 pytestmark = pytest.mark.agents
 
@@ -79,8 +79,11 @@ def test_the_plugin_alone_or_beside_install_adds_one_reminder_and_keeps_one_line
         _wait_for(lambda: _decisions(env, "Stop") >= 1, f"{agent}'s Stop hook")
         connects = model.connects()
 
-    said = since_prompt(request, QUESTION)
-    assert said.count(json.dumps(HEADER)[1:-1]) == 1 and "1536 MB" in said, output  # one reminder
+    # One reminder: the session's brief holds the note, given once whichever routes run the hook;
+    # the message's recall adds nothing more (the brief gave it).
+    whole = json.dumps(request.body)
+    assert whole.count(json.dumps(BRIEF_HEADER)[1:-1]) == 1 and "1536 MB" in whole, output
+    assert json.dumps(HEADER)[1:-1] not in since_prompt(request, QUESTION), output
     runs = 2 if route == "both" else 1
     events = [event for event, _ in hooks]
     assert all(events.count(event) == runs for event in ("SessionStart", "UserPromptSubmit", "Stop")), hooks
