@@ -114,8 +114,6 @@ def test_the_head_answers_with_probabilities_and_ranks_the_rephrased_note_first(
 
 
 @semantic
-@pytest.mark.xfail(strict=True, reason="not yet: the shipped head scores this note under the 0.5 bar of "
-                   "past_choice messages, see docs/deciders.md")
 def test_a_rephrased_question_reaches_the_note_that_answers_it(tmp_path):
     # The first embed loads the model: on a busy machine that alone can outlast the decider's 2 s.
     config = load_config({"MEMSIFT_HOME": str(tmp_path), "MEMSIFT_JUDGE": "semantic",
