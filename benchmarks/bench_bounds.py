@@ -128,7 +128,7 @@ def big_notes(python: Path, tmp: Path, env: dict[str, str], lines: int, line_mb:
     seed(python, long_line, env, [*hundred_notes(), (LONG_WORDS * (size // len(LONG_WORDS) + 1))[:size]])
     notes = generated_notes(lines)
     seed(python, many, env, [*notes[: lines // 2], NOTE, *notes[lines // 2:]])
-    code = ("import sys; from memsift.config import load_config; from memsift._notes_index import NotesIndex\n"
+    code = ("import sys; from memsift.config import load_config; from memsift._notes.index import NotesIndex\n"
             "for project in sys.argv[1:]:\n"
             "    with NotesIndex(load_config().project_dir(project) / 'notes.md') as index: index.sync()")
     time.sleep(2.1)  # indexed 2 s after the write: not "racy", or the first message has it read again

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memsift.config import load_config  # noqa: E402
-from memsift._decisions import DecisionLog, decision  # noqa: E402
+from memsift._hooks.decisions import DecisionLog, decision  # noqa: E402
 from memsift.pipeline import recall, retain  # noqa: E402
 from memsift.services import open_services  # noqa: E402
 from memsift.types import Exchange, Message  # noqa: E402

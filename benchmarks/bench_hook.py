@@ -25,7 +25,7 @@ a wheel and installed, with its dependencies, into a venv under
 Every run is a call of its own, as the agent makes it: a prompt with its own
 ``prompt_id`` (Codex: ``turn_id``), a SessionStart of a new session, a Stop
 whose transcript has changed. A hook run twice for the same call does
-nothing the second time (two routes may run it, `_once.py`), so a repeated
+nothing the second time (two routes may run it, `_hooks/once.py`), so a repeated
 payload would time only that check. The cases take turns,
 so a busy moment hits them alike; the bytecode cache is on (the warm-up runs
 write it). Prints the median and p95 wall time, the

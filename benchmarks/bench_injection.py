@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from injection_corpus import INJECTIONS, LOOK_ALIKES  # noqa: E402
-from memsift._orders import reads_as_orders  # noqa: E402
+from memsift._words.orders import reads_as_orders  # noqa: E402
 
 
 def timed(text: str) -> float:

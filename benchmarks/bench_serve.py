@@ -6,7 +6,7 @@ around the one that answers, timed beside `python -c pass` in the same run:
 
 - a quiet message (the installed console script, as `memsift install` writes it);
 - a searching message judged lexically (``MEMSIFT_JUDGE=lexical``): the searching path as it is without the extra;
-- a searching message with the model server warm: recalled in the server (``memsift/_served.py``),
+- a searching message with the model server warm: recalled in the server (``memsift/_hooks/served.py``),
   the notes' vectors read from the cache (computed first, as retain writes them);
 - a searching message with no server running (the hook starts one, and does not wait for it),
   timed apart: after each run the server it started is stopped, once it answers, before the

@@ -42,7 +42,7 @@ from memsift.errors import ServiceUnavailable  # noqa: E402
 from memsift.notes import exchange_id  # noqa: E402
 from memsift.stores.cognee import CogneeStore  # noqa: E402
 from memsift.types import Exchange, Item  # noqa: E402
-from memsift._outbox import Outbox  # noqa: E402
+from memsift._keeping.outbox import Outbox  # noqa: E402
 
 MEMSIFT = str(Path(sys.executable).parent / "memsift")
 ACME = [  # decisions with a reason: the kind of exchange retain keeps

@@ -387,7 +387,7 @@ def _ranked_first(services: Services, message: Message) -> tuple[str, str]:
 
 def _bm25_first(query: str, texts: Sequence[str]) -> str:
     """Plain Okapi BM25 (k1 1.2, b 0.75) over the texts' lower-cased words, stopwords out, no stemming."""
-    from ._text import content_words
+    from ._words.text import content_words
 
     docs = [content_words(text) for text in texts]
     if not docs:

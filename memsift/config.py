@@ -23,9 +23,9 @@ from typing import Any
 from attrs import evolve, fields, frozen
 
 from .errors import ConfigurationError
-from ._home import default_home as default_home
-from ._home import project_folder
-from ._kinds import SEARCH_THRESHOLD
+from ._fs.home import default_home as default_home
+from ._fs.home import project_folder
+from ._words.kinds import SEARCH_THRESHOLD
 
 
 @frozen

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ._files import locked, read_regular, write_atomically
+from ._fs.files import locked, read_regular, write_atomically
 from .types import Step, Usage
 
 FILE_NAME = "costs.json"

@@ -75,24 +75,24 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every hook imports this module
 if TYPE_CHECKING:
-    from ._bounds import RECENT_TURNS
-    from ._decisions import DecisionLog
-    from ._files import open_regular, private_folder
-    from ._guarded import Opened, open_guarded
-    from ._health import Health
-    from ._home import default_home, project_folder
-    from ._guarded import start_news
-    from ._once import first_call, forget_old, hold, take_held
-    from ._project import branch, project_root
-    from ._quiet import surely_quiet
-    from ._served import MAX_MESSAGE_CHARS, NotHeard, answered, listening, request_for, served_recall
-    from ._brief_cache import brief_key
-    from ._brief_cache import remember as remember_brief
-    from ._brief_cache import remembered as remembered_brief
-    from ._checked import checked as settings_verdict
-    from ._sessions import SessionLog
-    from ._spool import keeping_news, replay, retain_or_wait, services_keeping_news
-    from ._trust import home_not_yours, untrusted_files
+    from ._runtime.bounds import RECENT_TURNS
+    from ._hooks.decisions import DecisionLog
+    from ._fs.files import open_regular, private_folder
+    from ._hooks.guarded import Opened, open_guarded
+    from ._runtime.health import Health
+    from ._fs.home import default_home, project_folder
+    from ._hooks.guarded import start_news
+    from ._hooks.once import first_call, forget_old, hold, take_held
+    from ._fs.project import branch, project_root
+    from ._hooks.quiet import surely_quiet
+    from ._hooks.served import MAX_MESSAGE_CHARS, NotHeard, answered, listening, request_for, served_recall
+    from ._hooks.brief_cache import brief_key
+    from ._hooks.brief_cache import remember as remember_brief
+    from ._hooks.brief_cache import remembered as remembered_brief
+    from ._hooks.checked import checked as settings_verdict
+    from ._notes.sessions import SessionLog
+    from ._keeping.spool import keeping_news, replay, retain_or_wait, services_keeping_news
+    from ._fs.trust import home_not_yours, untrusted_files
 
 __all__ = [
     "MAX_MESSAGE_CHARS", "RECENT_TURNS", "DecisionLog", "Health", "NotHeard", "Opened", "SessionLog", "answered",
@@ -103,18 +103,18 @@ __all__ = [
 ]
 
 _MODULE_OF: dict[str, str | tuple[str, str]] = {
-    "RECENT_TURNS": "_bounds", "DecisionLog": "_decisions", "open_regular": "_files", "private_folder": "_files",
-    "Opened": "_guarded", "open_guarded": "_guarded", "Health": "_health", "default_home": "_home",
-    "project_folder": "_home",
-    "first_call": "_once", "forget_old": "_once", "hold": "_once", "take_held": "_once",
-    "start_news": "_guarded", "project_root": "_project", "branch": "_project",
-    "surely_quiet": "_quiet",
-    "MAX_MESSAGE_CHARS": "_served", "NotHeard": "_served", "answered": "_served", "listening": "_served",
-    "request_for": "_served", "served_recall": "_served", "keeping_news": "_spool", "replay": "_spool",
-    "retain_or_wait": "_spool", "services_keeping_news": "_spool", "home_not_yours": "_trust",
-    "untrusted_files": "_trust", "SessionLog": "_sessions", "brief_key": "_brief_cache",
-    "remember_brief": ("_brief_cache", "remember"), "remembered_brief": ("_brief_cache", "remembered"),
-    "settings_verdict": ("_checked", "checked"),
+    "RECENT_TURNS": "_runtime.bounds", "DecisionLog": "_hooks.decisions", "open_regular": "_fs.files",
+    "private_folder": "_fs.files", "Opened": "_hooks.guarded", "open_guarded": "_hooks.guarded",
+    "Health": "_runtime.health", "default_home": "_fs.home", "project_folder": "_fs.home", "first_call": "_hooks.once",
+    "forget_old": "_hooks.once", "hold": "_hooks.once", "take_held": "_hooks.once", "start_news": "_hooks.guarded",
+    "project_root": "_fs.project", "branch": "_fs.project", "surely_quiet": "_hooks.quiet",
+    "MAX_MESSAGE_CHARS": "_hooks.served", "NotHeard": "_hooks.served", "answered": "_hooks.served",
+    "listening": "_hooks.served", "request_for": "_hooks.served", "served_recall": "_hooks.served",
+    "keeping_news": "_keeping.spool", "replay": "_keeping.spool", "retain_or_wait": "_keeping.spool",
+    "services_keeping_news": "_keeping.spool", "home_not_yours": "_fs.trust", "untrusted_files": "_fs.trust",
+    "SessionLog": "_notes.sessions", "brief_key": "_hooks.brief_cache",
+    "remember_brief": ("_hooks.brief_cache", "remember"), "remembered_brief": ("_hooks.brief_cache", "remembered"),
+    "settings_verdict": ("_hooks.checked", "checked"),
 }
 
 

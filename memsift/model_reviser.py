@@ -160,7 +160,7 @@ def revise_when_due(config: Config, notebook: NotesFile, *, reviser: Callable[[]
     """
     if config.reviser == "duplicates":
         return None
-    from ._files import locked, write_atomically
+    from ._fs.files import locked, write_atomically
 
     stamp = notebook.path.parent / STAMP
     with locked(stamp):  # two retains ending together: one of them revises
@@ -185,7 +185,7 @@ def revise_when_due(config: Config, notebook: NotesFile, *, reviser: Callable[[]
 
 def _read_stamp(path: Path) -> dict[str, Any]:
     """The stamp, or {} when it is missing or holds junk: the next revision writes a good one."""
-    from ._files import read_regular
+    from ._fs.files import read_regular
 
     try:
         data = json.loads(read_regular(path))

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from attrs import evolve
 
-from ._bounds import NOTE_CHARS
-from ._files import locked, read_regular, write_atomically
-from ._note_lines import is_note, readable, split_lines
+from ._runtime.bounds import NOTE_CHARS
+from ._fs.files import locked, read_regular, write_atomically
+from ._notes.lines import is_note, readable, split_lines
 from .types import Edit, Exchange, Item
 
 
@@ -95,7 +95,7 @@ class NotesFile:
 
         Every note while the file has at most ``above`` lines; past that, the
         ``limit`` notes whose words best match the query's, from a full-text
-        index kept beside the file (``_notes_index.py``), so that judging costs
+        index kept beside the file (``_notes/index.py``), so that judging costs
         the same at 300 notes or a million. A file too big to be ``above``
         short lines (one line of 50 MB) is read through the index too: the
         message reads the index, not the file.
@@ -103,7 +103,7 @@ class NotesFile:
         >>> notes.candidates("why Stripe over Mollie?", limit=50, above=300)
         [Item(id='note-…', text='Payments: Stripe over Mollie…', origin='note', source='notes.md:412')]
         """
-        from ._notes_index import INLINE_BYTES, NotesIndex
+        from ._notes.index import INLINE_BYTES, NotesIndex
 
         with NotesIndex(self.path) as index:
             # A small file is read whole, as it was, and gets no index.
@@ -187,7 +187,7 @@ class NotesFile:
     def restore(self) -> list[str]:
         """Append again memsift's lines that another program's write removed (see ``missing``);
         returns them. ``memsift notes --restore``."""
-        from ._notes_journal import NotesJournal
+        from ._notes.journal import NotesJournal
 
         restored: list[str] = []
 
@@ -201,13 +201,13 @@ class NotesFile:
     def missing(self) -> list[str]:
         """memsift's lines (the last it wrote, from its journal) that the notes no longer hold:
         what an editor saving from an older copy dropped, or a user removed by hand."""
-        from ._notes_journal import NotesJournal
+        from ._notes.journal import NotesJournal
 
         return NotesJournal(self.path).missing(self.lines())
 
     def forget_missing(self) -> list[str]:
         """Agree that the missing lines are gone: they are no longer counted as memsift's."""
-        from ._notes_journal import NotesJournal
+        from ._notes.journal import NotesJournal
 
         with locked(self.path):
             gone = self.missing()
@@ -222,7 +222,7 @@ class NotesFile:
         file is read again, and the change made again, when it differs, just
         before the rename, from the file read (``WRITE_TRIES`` times at most).
         """
-        from ._notes_journal import NotesJournal
+        from ._notes.journal import NotesJournal
 
         with locked(self.path):
             for _ in range(WRITE_TRIES):
@@ -241,7 +241,7 @@ class NotesFile:
     def _index_in_step(self) -> None:
         """Once the notes are narrowed, whoever writes them syncs their index (retain runs off
         the agent's path), so the message after finds it in step."""
-        from ._notes_index import NotesIndex
+        from ._notes.index import NotesIndex
 
         with NotesIndex(self.path) as index:
             if index.exists():

@@ -35,7 +35,7 @@ from typing import TypeVar
 from attrs import evolve
 
 from . import stages as _stages
-from ._budget import Allowance, Pending, PastDeadline, on_loop, until
+from ._runtime.budget import Allowance, Pending, PastDeadline, on_loop, until
 from .costs import Meter
 from .errors import DeadlineExceeded
 from .services import Services

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .notes import one_line
-from ._text import stems
+from ._words.text import stems
 from .types import Edit
 
 

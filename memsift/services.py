@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
-from ._budget import Workers
+from ._runtime.budget import Workers
 from .config import Config
-from ._sessions import OnDamage as OnDamage
-from ._sessions import SessionLog as SessionLog
+from ._notes.sessions import OnDamage as OnDamage
+from ._notes.sessions import SessionLog as SessionLog
 from .notes import NotesFile
 from .revise import DuplicateReviser
 from .types import Decider, Embedder, Notebook, Redactor, Reviser, Store
 
 if TYPE_CHECKING:
-    from ._health import Health
-    from ._outbox import Outbox
+    from ._runtime.health import Health
+    from ._keeping.outbox import Outbox
 
 
 @frozen
@@ -122,8 +122,8 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".", *,
     """
     import time
 
-    from ._health import Health
-    from ._outbox import Outbox
+    from ._runtime.health import Health
+    from ._keeping.outbox import Outbox
     from .redact import PatternRedactor
 
     now = clock or time.time
@@ -133,7 +133,7 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".", *,
     decider = _decider(config, embedder)
     store: Store
     if config.store == "cognee":
-        from . import _project
+        from ._fs import project as _project
         from .stores.cognee import CogneeStore
 
         # The project's own dataset, and its own outbox: a drain sends only this project's items.

@@ -16,11 +16,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
-# The kinds live in _kinds.py, light enough for a hook's quiet path; they are part of this vocabulary.
-from ._kinds import ASKING_KINDS as ASKING_KINDS
-from ._kinds import QUIET_KINDS as QUIET_KINDS
-from ._kinds import SEARCHING_KINDS as SEARCHING_KINDS
-from ._kinds import Kind as Kind
+# The kinds live in _words/kinds.py, light enough for a hook's quiet path; they are part of this vocabulary.
+from ._words.kinds import ASKING_KINDS as ASKING_KINDS
+from ._words.kinds import QUIET_KINDS as QUIET_KINDS
+from ._words.kinds import SEARCHING_KINDS as SEARCHING_KINDS
+from ._words.kinds import Kind as Kind
 
 
 class Category(enum.StrEnum):

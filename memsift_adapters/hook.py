@@ -19,7 +19,7 @@ EVENT is the agent's own event name:
     $ echo '{"session_id": "s1", "cwd": "/src/shop", "prompt": "why Stripe?"}' \\
         | memsift hook claude-code UserPromptSubmit
 
-Most messages end in ``memsift._quiet``, before the pipeline is imported.
+Most messages end in ``memsift._hooks.quiet``, before the pipeline is imported.
 The project is the git work tree around the payload's ``cwd``. Both agents
 take the same output; they differ in their transcripts and instruction files
 (``claude_code.py``, ``codex.py``). Fail open: whatever the input, the exit
@@ -147,7 +147,7 @@ def _joined(*notices: str | None) -> str | None:
 
 
 def _recalled_in_server(agent: Agent, payload: Payload, tell: Callable[[str, str | None], None]) -> bool:
-    """True once the warm model server took this message (``memsift._served``) and what it added
+    """True once the warm model server took this message (``memsift._hooks.served``) and what it added
     is said; False when none runs or it declined, and the hook recalls in process."""
     from memsift.hooks import (
         MAX_MESSAGE_CHARS, NotHeard, default_home, listening, project_root, request_for, served_recall,
@@ -293,7 +293,7 @@ def _brief_for_next_session(agent: Agent, payload: Payload, services: Services) 
 def start_notice(agent: Agent, payload: Payload) -> str | None:
     """What a session is told as it starts, once: memory paused or off, exchanges that cannot be
     kept, names in the settings that are no setting (each once per session). Neither attrs nor the
-    pipeline is imported while the settings are as a hook last found them (``memsift._checked``)."""
+    pipeline is imported while the settings are as a hook last found them (``memsift._hooks.checked``)."""
     from memsift.hooks import default_home, first_call, project_root, start_news
 
     session = _optional(payload, "session_id")

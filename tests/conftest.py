@@ -47,7 +47,7 @@ def memsift_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in [n for n in os.environ if n.startswith("MEMSIFT_")]:  # the developer's own settings
         monkeypatch.delenv(name)
     monkeypatch.setenv("MEMSIFT_HOME", str(home))
-    # Where exchanges wait when the home cannot keep them (memsift/_spool.py): never the user's.
+    # Where exchanges wait when the home cannot keep them (memsift/_keeping/spool.py): never the user's.
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))
     yield home
     stop_servers([home, *served_homes(tmp_path)])  # a test's hooks may use a home of its own in tmp_path

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from memsift._guarded import open_guarded
+from memsift._hooks.guarded import open_guarded
 from memsift.pipeline import recall, retain
 from memsift.types import Exchange, Message, Recall, Retained
 

@@ -18,7 +18,7 @@ from memsift.config import load_config
 from memsift.notes import NotesFile
 from memsift_adapters.claude_code import read_turn as claude_turn
 from memsift_adapters.codex import read_turn as codex_turn
-from memsift._decisions import DecisionLog
+from memsift._hooks.decisions import DecisionLog
 from memsift_adapters.hook import LOG, OUTPUT_CHARS, OUTPUT_ITEMS, RELAY, output_line
 from memsift_adapters.transcript import recent_turns
 
@@ -267,7 +267,7 @@ def test_httpx_is_imported_only_when_the_cognee_store_is_searched(home, project)
                 if line.startswith("import time:")}
 
     quiet, searching = imported("thanks, that works!"), imported(STRIPE_QUESTION)
-    assert "memsift._quiet" in quiet and "memsift.stores.sqlite" in searching
+    assert "memsift._hooks.quiet" in quiet and "memsift.stores.sqlite" in searching
     assert "httpx" not in quiet | searching
     quiet_with_cognee = imported("thanks, that works!", **dead_cognee())
     assert "memsift.pipeline" in quiet_with_cognee and "httpx" not in quiet_with_cognee
@@ -275,14 +275,14 @@ def test_httpx_is_imported_only_when_the_cognee_store_is_searched(home, project)
 
 
 def test_a_quiet_message_never_imports_attrs_nor_the_pipeline(home, project):
-    """The quiet path (memsift._quiet) decides alone: what the pipeline costs is paid only to search."""
+    """The quiet path (memsift._hooks.quiet) decides alone: what the pipeline costs is paid only to search."""
     result = run_hook("codex", "prompt", prompt_payload("codex", project, "thanks, that works!"), home, project,
                       python_flags=("-X", "importtime"))
     imported = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines()
                 if line.startswith("import time:")}
 
     assert result.stdout == b""
-    assert "memsift._quiet" in imported and "memsift.decider._heads" in imported
+    assert "memsift._hooks.quiet" in imported and "memsift.decider._heads" in imported
     assert not {name for name in imported if name.split(".")[0] in ("attr", "attrs")}
     assert not {"memsift.pipeline", "memsift.types", "memsift.config", "argparse"} & imported
 
@@ -570,7 +570,7 @@ def test_a_session_starting_while_memory_is_paused_is_told_once(agent, mode, hom
 @pytest.mark.parametrize("agent", AGENTS)
 def test_session_end_drains_the_outbox_detached_and_keeps_what_the_store_refuses(agent, home, project):
     """The store is down: the detached drain opens the breaker, and the item stays queued."""
-    from memsift._outbox import Outbox
+    from memsift._keeping.outbox import Outbox
     from memsift.config import Config
     from memsift.types import Item
 
@@ -592,7 +592,7 @@ def test_flush_sends_what_the_outbox_holds_to_the_store(services, tmp_path):
     from attrs import evolve
 
     from memsift.stages.retain import flush
-    from memsift._outbox import Outbox
+    from memsift._keeping.outbox import Outbox
     from memsift.types import Item
 
     outbox = Outbox(tmp_path / "outbox.sqlite")

@@ -1,4 +1,4 @@
-"""The async paths: memsift.arecall and memsift.aretain (memsift/pipeline.py, memsift/_budget.py).
+"""The async paths: memsift.arecall and memsift.aretain (memsift/pipeline.py, memsift/_runtime/budget.py).
 
 They run the same stages through the same runner as the sync paths, each
 stage in a worker thread: the results and traces are equal, the event loop

@@ -10,10 +10,10 @@ from attrs import evolve
 from test_adapters import prompt_payload, run_hook, seed_notes
 
 from memsift import stages
-from memsift._bounds import MESSAGE_CHARS, QUERY_TERMS, bounded, query_terms
+from memsift._runtime.bounds import MESSAGE_CHARS, QUERY_TERMS, bounded, query_terms
 from memsift.pipeline import recall
 from memsift.redact import redact
-from memsift._text import content_words
+from memsift._words.text import content_words
 from memsift.types import Message
 
 TOKEN = "ghp_4fT9kQ2mZx8LwP1vR7bN3cY6dJ0sHaUeGiKo"

@@ -1,4 +1,4 @@
-"""Deadlines and the threads they need: memsift/_budget.py."""
+"""Deadlines and the threads they need: memsift/_runtime/budget.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memsift._budget import Workers
+from memsift._runtime.budget import Workers
 from memsift.errors import DeadlineExceeded, ServiceUnavailable
 
 

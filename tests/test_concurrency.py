@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsift import Exchange, Message, Recall, Retained, arecall, aretain, load_config, open_services, recall, retain
-from memsift._text import stems
+from memsift._words.text import stems
 from memsift.costs import session_costs
 from memsift.types import Usage
 

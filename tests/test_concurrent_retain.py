@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from memsift.config import load_config
-from memsift._notes_index import NotesIndex
+from memsift._notes.index import NotesIndex
 
 REPO = Path(__file__).resolve().parent.parent
 PROCESSES, EXCHANGES = 8, 50

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memsift._decisions import QUIET, DecisionLog
+from memsift._hooks.decisions import QUIET, DecisionLog
 from memsift.pipeline import recall, retain
 from memsift.services import Services
 from memsift.types import Exchange, Message
@@ -95,7 +95,7 @@ def test_a_log_that_cannot_be_written_costs_a_line_on_stderr_not_the_hook(
 WRITER = """
 import sys
 from pathlib import Path
-from memsift._decisions import QUIET, DecisionLog
+from memsift._hooks.decisions import QUIET, DecisionLog
 from memsift.types import Recall, Step
 result = Recall("", (), None, tuple(Step(f"stage{i}", "ok", 0.001) for i in range(8)), "classify: quiet")
 log = DecisionLog(Path(sys.argv[1]), max_bytes=int(sys.argv[2]))
@@ -130,6 +130,6 @@ def test_a_message_the_hook_found_quiet_is_one_line_too(tmp_path: Path) -> None:
 
 
 def test_the_log_costs_the_quiet_path_no_attrs() -> None:
-    done = subprocess.run([sys.executable, "-c", "import sys, memsift._decisions; print('attrs' in sys.modules)"],
+    done = subprocess.run([sys.executable, "-c", "import sys, memsift._hooks.decisions; print('attrs' in sys.modules)"],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr

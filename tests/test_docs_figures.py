@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from memsift._bounds import RECENT_TURNS
-from memsift._decisions import MAX_BYTES
-from memsift._install import TIMEOUTS
+from memsift._runtime.bounds import RECENT_TURNS
+from memsift._hooks.decisions import MAX_BYTES
+from memsift._cli.install import TIMEOUTS
 from memsift_adapters import transcript
 from memsift_adapters.hook import OUTPUT_CHARS, OUTPUT_ITEMS
 

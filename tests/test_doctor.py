@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from memsift.config import load_config
-from memsift._decisions import DecisionLog
-from memsift._doctor import FAIL, INFO, OK, WARN, Report, diagnose, format_report
-from memsift._health import Health
+from memsift._hooks.decisions import DecisionLog
+from memsift._cli.doctor import FAIL, INFO, OK, WARN, Report, diagnose, format_report
+from memsift._runtime.health import Health
 from memsift.pipeline import recall
 from memsift.services import open_services
 from memsift.types import Message
@@ -313,7 +313,7 @@ def test_the_claude_code_plugin_counts_when_enabled(env: dict[str, str], project
 
 
 def test_the_detached_hooks_errors_are_shown(env: dict[str, str], project: Path, memsift_home: Path) -> None:
-    from memsift._doctor import HOOK_ERRORS
+    from memsift._cli.doctor import HOOK_ERRORS
     from memsift_adapters.hook import LOG
 
     assert HOOK_ERRORS == LOG  # the file the adapters write

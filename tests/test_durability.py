@@ -1,4 +1,4 @@
-"""No exchange is lost, and losing the ability to keep one is never silent (memsift/_spool.py).
+"""No exchange is lost, and losing the ability to keep one is never silent (memsift/_keeping/spool.py).
 
 Through the real hook commands, on a real full or read-only file system (a
 tmpfs: root only, skipped otherwise) and real permissions (root drops the
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from memsift._health import Health
-from memsift._spool import HOME, spool_folder, waiting
+from memsift._runtime.health import Health
+from memsift._keeping.spool import HOME, spool_folder, waiting
 from memsift.notes import NotesFile
 from test_adapters import (
     FIX, INCIDENT, STRIPE_NOTE, STRIPE_QUESTION, claude_transcript, notes_file, prompt_payload, run_hook, seed_notes,

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsift._health import FAILING, FILE_NAME, REFUSED, Health
+from memsift._runtime.health import FAILING, FILE_NAME, REFUSED, Health
 
 SERVICE = "Cognee at http://127.0.0.1:8011"
 
@@ -125,7 +125,7 @@ def test_services_have_separate_breakers(tmp_path):
 
 
 def test_another_process_sees_the_breaker_open(tmp_path):
-    script = (f"from memsift._health import Health; "
+    script = (f"from memsift._runtime.health import Health; "
               f"Health({str(tmp_path)!r}).failed({SERVICE!r}, 'refused')")
     subprocess.run([sys.executable, "-c", script], check=True,
                    env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})

@@ -7,7 +7,7 @@ import os
 import platformdirs
 import pytest
 
-from memsift._home import default_home
+from memsift._fs.home import default_home
 
 
 @pytest.mark.parametrize("xdg", [None, "", "   ", "/srv/data", "relative/data"])

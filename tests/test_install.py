@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memsift._install import TIMEOUTS, trust_entries
+from memsift._cli.install import TIMEOUTS, trust_entries
 
 MEMSIFT = Path(sys.executable).parent / "memsift"
 SKILL = (Path(__file__).resolve().parents[1] / "memsift_adapters/skills/memsift-search/SKILL.md").read_text()

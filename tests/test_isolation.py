@@ -153,7 +153,7 @@ def test_a_retain_that_failed_unheard_is_told_to_its_session_at_its_next_prompt(
 
 
 def test_old_failures_of_sessions_long_gone_are_forgotten(services, flaky_stage):
-    from memsift import _health
+    from memsift._runtime import health as _health
 
     for session in range(_health._REMEMBERED_SESSIONS + 5):
         services.health.clock.advance(1)

@@ -1,5 +1,5 @@
 """Hand edits survive: an editor saving the notes by rename from a stale buffer, against memsift's
-writes (memsift/notes.py, memsift/_notes_journal.py), its report in ``memsift doctor`` and
+writes (memsift/notes.py, memsift/_notes/journal.py), its report in ``memsift doctor`` and
 ``memsift notes --restore``; the notes printed safely. Real files, real processes."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 
 from editor import MEMSIFTS, Editor
 from examples import INCIDENT
-from memsift import _notes_journal as notes_journal
+from memsift._notes import journal as notes_journal
 from memsift.config import load_config
 from memsift.notes import NotesFile
-from memsift._notes_journal import NotesJournal
+from memsift._notes.journal import NotesJournal
 from memsift.types import Edit
 
 REPO = Path(__file__).resolve().parent.parent

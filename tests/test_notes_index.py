@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsift import _notes_index as notes_index
-from memsift._note_lines import split_lines
+from memsift._notes import index as notes_index
+from memsift._notes.lines import split_lines
 from memsift.notes import NotesFile
-from memsift._notes_index import NotesIndex
+from memsift._notes.index import NotesIndex
 from memsift.types import Edit
 
 ANSWER = "Payments: Stripe over Mollie because Mollie's webhooks dropped events under load."

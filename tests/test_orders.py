@@ -1,4 +1,4 @@
-"""Memory is quoted data, never instructions: memsift/_orders.py, and both paths that ask it."""
+"""Memory is quoted data, never instructions: memsift/_words/orders.py, and both paths that ask it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from injection_corpus import INJECTIONS, LOOK_ALIKES, Sample
-from memsift import _orders
-from memsift._orders import reads_as_orders
+from memsift._words import orders as _orders
+from memsift._words.orders import reads_as_orders
 from memsift.config import load_config
 from memsift.notes import NotesFile
 from memsift.pipeline import recall, retain

@@ -17,7 +17,7 @@ from attrs import asdict
 from hypothesis import strategies as st
 
 from memsift.errors import ConfigurationError, DeadlineExceeded, ServiceUnavailable
-from memsift._outbox import Outbox
+from memsift._keeping.outbox import Outbox
 from memsift.types import ConfirmingStore, Item, Store
 
 

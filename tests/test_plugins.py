@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memsift._install import TIMEOUTS
+from memsift._cli.install import TIMEOUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsift.pipeline import recall
-from memsift._quiet import searching_probability, surely_quiet
+from memsift._hooks.quiet import searching_probability, surely_quiet
 from memsift.stages import classify, redact
 from memsift.types import Message
 

@@ -1,4 +1,4 @@
-"""Which project a shared store's items belong to: memsift/_scope.py, on real git repositories."""
+"""Which project a shared store's items belong to: memsift/_fs/scope.py, on real git repositories."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memsift._scope import identity, normalised_remote, scope_name
+from memsift._fs.scope import identity, normalised_remote, scope_name
 
 git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

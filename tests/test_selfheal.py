@@ -18,10 +18,10 @@ from attrs import evolve
 from guarded import guarded_recall, guarded_retain
 
 from memsift.config import load_config
-from memsift._files import NotRegularFile, read_regular
-from memsift._health import Health, public_name
+from memsift._fs.files import NotRegularFile, read_regular
+from memsift._runtime.health import Health, public_name
 from memsift.notes import NotesFile
-from memsift._outbox import Outbox
+from memsift._keeping.outbox import Outbox
 from memsift.pipeline import recall, retain
 from memsift.redact import redact
 from memsift.services import SessionLog, open_services

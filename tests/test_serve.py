@@ -22,10 +22,10 @@ import pytest
 from guarded import guarded_recall
 
 from memsift import __version__
-from memsift import _served
-from memsift._doctor import diagnose
-from memsift._guarded import open_guarded
-from memsift._note_lines import fact_of
+from memsift._hooks import served as _served
+from memsift._cli.doctor import diagnose
+from memsift._hooks.guarded import open_guarded
+from memsift._notes.lines import fact_of
 from memsift.config import load_config
 from memsift.pipeline import retain
 from memsift.semantic import _serve

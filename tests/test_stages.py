@@ -14,7 +14,7 @@ import pytest
 from attrs import evolve
 
 from examples import INCIDENT
-from memsift._note_lines import fact_of
+from memsift._notes.lines import fact_of
 from memsift.notes import exchange_id, note_id
 from memsift.stages import (
     HEADER, RECENT_TURNS, Keep, Sift, append_notes, classify, dedupe, distill, gate, judge, keep, notes,

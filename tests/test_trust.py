@@ -1,4 +1,4 @@
-"""Files memsift trusts are the user's own (memsift/_trust.py), through the real hooks and doctor.
+"""Files memsift trusts are the user's own (memsift/_fs/trust.py), through the real hooks and doctor.
 
 Ownership needs another user's files: as root, a file is chowned to uid 65534
 (nobody); without root those tests are skipped. Modes work for any user.
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memsift._project import project_root
-from memsift._trust import not_yours
+from memsift._fs.project import project_root
+from memsift._fs.trust import not_yours
 from test_adapters import (
     FIX, INCIDENT, INTERACTIVE, STRIPE_NOTE, STRIPE_QUESTION, claude_transcript, notes_file, prompt_payload, run_hook,
     seed_notes, stop_payload, wait_for,
@@ -307,7 +307,7 @@ def test_a_process_of_another_user_behind_your_socket_is_sent_nothing(shop):
 
 def test_the_served_request_carries_the_settings_never_the_environment_and_its_answer_is_screened(shop):
     from hostile import Listener
-    from memsift._served import ANSWER_BYTES
+    from memsift._hooks.served import ANSWER_BYTES
 
     home, project = shop
     (home / "serve").mkdir(parents=True, mode=0o700)

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from build_weights import redacted, stored, train_logistic  # noqa: E402
 from calibrate import DEFAULTS, PairFeatures, judged, loop_rows, pick_thresholds, scenario_rows  # noqa: E402
 
-from memsift._note_lines import fact_of  # noqa: E402
+from memsift._notes.lines import fact_of  # noqa: E402
 from memsift.decider.embedded import WEIGHTS, EmbeddedDecider  # noqa: E402
 from memsift.redact import PatternRedactor  # noqa: E402
 from memsift.semantic import judge  # noqa: E402

@@ -43,7 +43,7 @@ from calibrate import (  # noqa: E402
 )
 from loop_memory import exchanges as loop_exchanges  # noqa: E402
 
-from memsift._note_lines import fact_of  # noqa: E402
+from memsift._notes.lines import fact_of  # noqa: E402
 from memsift.decider import _weights as weights  # noqa: E402
 from memsift.decider.embedded import EmbeddedDecider, exchange_features  # noqa: E402
 from memsift.decider._features import (  # noqa: E402
@@ -53,7 +53,7 @@ from memsift.decider._features import (  # noqa: E402
 from memsift.redact import PatternRedactor  # noqa: E402
 from memsift.stages._excerpt import excerpt  # noqa: E402
 from memsift.stages import RECENT_TURNS  # noqa: E402
-from memsift._text import stems  # noqa: E402
+from memsift._words.text import stems  # noqa: E402
 from memsift.stages.retain import candidate_clauses  # noqa: E402
 from memsift.types import Category, Exchange, Item, Kind  # noqa: E402
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from loop_memory import replay
 
-from memsift._note_lines import tail_of
-from memsift._text import stems
+from memsift._notes.lines import tail_of
+from memsift._words.text import stems
 from memsift.config import Config
 from memsift.decider._heads import logit
 from memsift.semantic.judge import sigmoid

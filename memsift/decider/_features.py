@@ -19,8 +19,8 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
 
-from .._note_lines import fact_of
-from .._text import content_words, stem, stems, words
+from .._notes.lines import fact_of
+from .._words.text import content_words, stem, stems, words
 
 BUCKETS = 1 << 15
 _SHAPE_CODE = re.compile(r"```|Traceback|^\s+at |\bError\b|Exception|\{\s*\"|^\s*\$ |^\s*[\w.-]+:\d+", re.M)

@@ -1,7 +1,7 @@
 """A linear head over hashed text features, the embedded decider's building block.
 
 Apart from ``embedded.py`` because a hook's quiet path classifies a message
-with the kind head alone (``memsift._quiet``), without the library's types.
+with the kind head alone (``memsift._hooks.quiet``), without the library's types.
 
 >>> head = TextHead(header["heads"]["kind"], tables["kind"])
 >>> head.probabilities(text_features("thanks!"))["reaction"]

@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..errors import ConfigurationError, DeadlineExceeded, MemsiftError, ServiceUnavailable
-from .._health import public_name
-from .._remote import last_answer, read_within
+from .._runtime.health import public_name
+from .._runtime.remote import last_answer, read_within
 from ..types import Usage
 
 if TYPE_CHECKING:
@@ -282,7 +282,7 @@ def concurrently(calls: Sequence[Callable[[], T]], workers: int = 8) -> list[T]:
     """
     if len(calls) == 1:
         return [calls[0]()]
-    from .._budget import caller_loop
+    from .._runtime.budget import caller_loop
 
     loop = caller_loop()
     if loop is not None:  # a path started from an event loop: the questions are the loop's to schedule

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..costs import charge
 from ..errors import ConfigurationError, MemsiftError, ServiceUnavailable
-from .._files import locked, read_regular, write_atomically
+from .._fs.files import locked, read_regular, write_atomically
 from ..types import Answer, Noul, Question, Usage
 from ._http import JsonEndpoint, chat_target, url_and_model, error_message, usage_of
 from ._labels import SYSTEM, Asked, ask_each

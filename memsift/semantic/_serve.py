@@ -15,7 +15,7 @@ byte order). A server of another version or model embeds nothing: it answers
 replaces it. ``{"op": "status"}`` tells its pid, version, model, resident
 memory and idle time; ``{"op": "stop"}`` ends it. ``{"op": "recall", ...}``
 recalls a hook's searching message here, where everything is loaded
-(``_served.py``).
+(``_hooks/served.py``).
 
 >>> with connected(socket_path(home), timeout=0.05) as conn:
 ...     send(conn, {"op": "status"}); receive_json(conn)["model"]
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._home import SERVE_FOLDER, SERVE_SOCKET, server_socket
+from .._fs.home import SERVE_FOLDER, SERVE_SOCKET, server_socket
 from .model import BATCH
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def _exactly(conn: _socket.socket, size: int) -> bytes:
 def connected(path: Path, timeout: float) -> Iterator[_socket.socket]:
     """A connection to the user's own server at ``path``; OSError when none answers within ``timeout``,
     or when the socket, or the process behind it, is another user's (nothing is sent to it)."""
-    from .._trust import socket_not_yours
+    from .._fs.trust import socket_not_yours
 
     if len(os.fsencode(path)) > MAX_PATH:
         raise OSError(f"the socket's path is over {MAX_PATH} bytes: {path}")
@@ -178,7 +178,7 @@ def start_detached(home: Path, folder: str | None = None) -> int | None:
     when one already holds the lock (running, or still loading), or when the socket's path would be
     too long to connect to.
     """
-    from .._files import private_folder
+    from .._fs.files import private_folder
 
     if lock_held(home) or len(os.fsencode(socket_path(home))) > MAX_PATH:
         return None
@@ -226,7 +226,7 @@ Recaller = Callable[[Mapping[str, Any], str], dict[str, Any]]  # a recall reques
 
 class Server:
     """The model behind the socket; ``run`` answers until idle for ``idle`` seconds or asked to stop.
-    ``recall`` answers the hooks' recall requests (``memsift._served.answer_recall``): given, not
+    ``recall`` answers the hooks' recall requests (``memsift._hooks.served.answer_recall``): given, not
     imported, so that the library's recall and the server that runs it know nothing of each other."""
 
     def __init__(self, home: Path, model: Any, idle: float, recall: Recaller | None = None) -> None:
@@ -377,7 +377,7 @@ def serve(config: Config, recall: Recaller | None = None) -> int:
     another server already runs."""
     import signal
 
-    from .._files import private_folder, write_atomically
+    from .._fs.files import private_folder, write_atomically
     from .model import loaded_model
 
     home = config.home

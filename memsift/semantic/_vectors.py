@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._files import is_damaged_database, private_file, set_aside
+from .._fs.files import is_damaged_database, private_file, set_aside
 
 if TYPE_CHECKING:
     import sqlite3

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._note_lines import fact_of
+from .._notes.lines import fact_of
 from ..decider._features import judged_source
 from ..decider._heads import logit
 from ..types import Answer, Choice, ChoiceAnswer, Decider, Embedder, Noul, NoulAnswer, Question

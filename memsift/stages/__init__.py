@@ -10,7 +10,7 @@ shares in ``stages.path``; all are named here. A pipeline is a plain list of sta
 
 from __future__ import annotations
 
-from .._bounds import RECENT_TURNS
+from .._runtime.bounds import RECENT_TURNS
 from .brief import (
     BRIEF_HEADER, BRIEF_STAGES, brief_line, choose_facts, read_facts, record_brief, render_brief, screen_facts,
 )

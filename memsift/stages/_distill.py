@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .._text import STOPWORDS
+from .._words.text import STOPWORDS
 
 FACT = ("Does this clause state what is worth remembering from the exchange: a choice and its reason, "
         "a limit, or a problem and its fix?")

@@ -11,7 +11,7 @@ share the most of the message's words, in the order they were written:
 
 from __future__ import annotations
 
-from .._text import stems
+from .._words.text import stems
 from ._distill import clauses
 
 EXCERPT_ABOVE = 600  # an item this long is not a fact: it is cut (hand-written passages stay under it)

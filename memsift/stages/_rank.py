@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 
 from attrs import evolve
 
-from .._note_lines import fact_of, tail_of
-from .._text import content_words, stem, stems
+from .._notes.lines import fact_of, tail_of
+from .._words.text import content_words, stem, stems
 from ..types import Item
 
 K1, B = 1.2, 0.75  # BM25's usual term saturation and length normalisation

@@ -22,8 +22,8 @@ import time
 from collections.abc import Sequence
 from attrs import evolve
 
-from .._note_lines import fact_of, tail_of
-from .._text import stems
+from .._notes.lines import fact_of, tail_of
+from .._words.text import stems
 from ..services import Services
 from ..types import Item
 from .path import Briefing, Stage
@@ -122,7 +122,7 @@ def _shares(words: set[str], other: set[str]) -> bool:
 def _loaded_passages(services: Services) -> list[set[str]]:
     if not services.loaded_files:
         return []
-    from .._loaded import passages
+    from .._fs.loaded import passages
 
     return [stems(text) for text in passages(services.loaded_files)]
 

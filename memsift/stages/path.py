@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 
 from attrs import evolve, field, frozen
 
-from .._bounds import RECENT_TURNS
-from .._budget import PastDeadline, allowance
-from .._health import FAILING, REFUSED, for_session, one_line
+from .._runtime.bounds import RECENT_TURNS
+from .._runtime.budget import PastDeadline, allowance
+from .._runtime.health import FAILING, REFUSED, for_session, one_line
 from ..errors import ConfigurationError, DeadlineExceeded, ServerError, ServiceUnavailable
 from ..services import Services
 from ..types import (

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from attrs import evolve
 
-from .._bounds import MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
-from .._note_lines import fact_of, tail_of
-from .._text import content_words, stems
+from .._runtime.bounds import MESSAGE_CHARS, NOTE_CHARS, TURN_CHARS, bounded
+from .._notes.lines import fact_of, tail_of
+from .._words.text import content_words, stems
 from ..config import Config
 from ..notes import one_line
 from ..services import Services
@@ -306,7 +306,7 @@ def dedupe(services: Services, state: Sift) -> Sift:
         seen |= {key, item.id}
         kept.append(item)
     if kept and services.loaded_files:  # read only now: something is about to be added
-        from .._loaded import passages
+        from .._fs.loaded import passages
 
         loaded = [stems(text) for text in passages(services.loaded_files)]
         kept = [item for item in kept if not already_said(item.text, loaded, share)]

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 
 from attrs import evolve
 
-from .._bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
-from .._note_lines import fact_of, tail_of
-from .._text import stems
+from .._runtime.bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
+from .._notes.lines import fact_of, tail_of
+from .._words.text import stems
 from ..notes import exchange_id
 from ..services import Services
 from ..types import Answer, Category, Choice, ChoiceAnswer, Edit, Exchange, Item, Noul
@@ -41,7 +41,7 @@ def screen_exchange(services: Services, state: Keep) -> Keep:
     """An exchange whose text gives the agent orders (a role marker, an override of its instructions,
     a download piped into a shell aimed at it) is not kept: memory is quoted data, never instructions.
     It ends here, before any decider reads it; the reason is in the trace, the text is not."""
-    from .._orders import reads_as_orders  # retain only: its patterns cost a quiet message nothing
+    from .._words.orders import reads_as_orders  # retain only: its patterns cost a quiet message nothing
 
     t0 = time.perf_counter()
     for side, text in (("user message", state.exchange.user), ("answer", state.exchange.assistant)):

@@ -46,9 +46,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ConfigurationError, DeadlineExceeded, ServerError, ServiceUnavailable
-from .._health import public_name
-from .._remote import last_answer, read_within
-from .._scope import identifiers
+from .._runtime.health import public_name
+from .._runtime.remote import last_answer, read_within
+from .._fs.scope import identifiers
 from ..types import Item
 
 if TYPE_CHECKING:
@@ -110,8 +110,8 @@ class CogneeStore:
     def from_config(cls, config: Config, project: Path) -> CogneeStore:
         """The store that ``MEMSIFT_COGNEE_*`` (or ``config.toml``) describes, for the project at
         *project*: its own dataset, ``<dataset>-<scope>`` (``memsift-shop-5c1e4f0a92d7``), named
-        after the repository's remote so that every clone of it shares it (``memsift._scope``)."""
-        from .._scope import scope_name
+        after the repository's remote so that every clone of it shares it (``memsift._fs.scope``)."""
+        from .._fs.scope import scope_name
 
         return cls(config.cognee_url, dataset=f"{config.dataset}-{scope_name(project)}",
                    api_key=config.cognee_api_key,

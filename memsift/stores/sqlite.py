@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from .._bounds import query_terms
+from .._runtime.bounds import query_terms
 from ..errors import DeadlineExceeded, ServiceUnavailable
-from .._files import is_damaged_database, private_file, set_aside
-from .._text import content_words
+from .._fs.files import is_damaged_database, private_file, set_aside
+from .._words.text import content_words
 from ..types import Item
 
 if TYPE_CHECKING:

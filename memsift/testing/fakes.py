@@ -18,7 +18,7 @@ from typing import Any
 
 from attrs import evolve
 
-from .._text import stems
+from .._words.text import stems
 from ..costs import charge
 from ..errors import ServiceUnavailable
 from ..types import (

@@ -39,7 +39,7 @@ from attrs import frozen
 from clis import Agents
 from fake_models import FakeModel, Request
 
-from memsift._decisions import DecisionLog
+from memsift._hooks.decisions import DecisionLog
 from memsift.stages import BRIEF_HEADER, HEADER
 from memsift_adapters.hook import RELAY
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from server import PASSWORD, USER, CogneeServer
 
-from memsift._doctor import OK, diagnose
+from memsift._cli.doctor import OK, diagnose
 
 pytestmark = pytest.mark.cognee  # `pytest -m "not cognee"` skips the real servers
 

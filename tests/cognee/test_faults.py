@@ -21,7 +21,7 @@ from server import PASSWORD, USER, CogneeServer
 
 from memsift.config import load_config
 from memsift.errors import ConfigurationError, DeadlineExceeded
-from memsift._outbox import Outbox
+from memsift._keeping.outbox import Outbox
 from memsift.pipeline import recall, retain
 from memsift.services import open_services
 from memsift.stages import EVERY_MESSAGE_STAGES, distill, redact_exchange, sync

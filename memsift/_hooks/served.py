@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .services import Services
-    from .types import Message
+    from ..services import Services
+    from ..types import Message
 
 ANSWER_TIMEOUT = 3.0  # seconds a hook waits for the server's recall (a warm one takes tens of milliseconds)
 MAX_MESSAGE_CHARS = 1_000_000  # a bigger paste is recalled in process: the wire takes 16 MB, and it is rare
@@ -51,7 +51,7 @@ class NotHeard(Exception):
 
 def listening(home: Path) -> bool:
     """Whether a server's socket is there: one stat, and nothing imported, for the common case of none."""
-    from ._home import server_socket
+    from .._fs.home import server_socket
 
     return os.path.exists(server_socket(home))
 
@@ -60,8 +60,8 @@ def served_recall(home: Path, request: Mapping[str, Any]) -> dict[str, Any] | No
     """The server's answer ``{"ok": True, "text", "notice"}``; None when no server took the request
     (none answers, one of another version, a refusal): the caller recalls in process. Raises
     ``NotHeard`` when one took it and did not answer within ``ANSWER_TIMEOUT``."""
-    from . import __version__
-    from .semantic import _serve
+    from .. import __version__
+    from ..semantic import _serve
 
     try:
         with _serve.connected(_serve.socket_path(home), _serve.CONNECT_TIMEOUT) as conn:
@@ -79,9 +79,9 @@ def served_recall(home: Path, request: Mapping[str, Any]) -> dict[str, Any] | No
 def answered(services: Services, message: Message, agent: str, root: str,
              environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
     """Recall ``message`` and record the decision: (what memory adds, the notice for the user)."""
-    from ._decisions import DecisionLog
-    from ._spool import services_keeping_news
-    from .pipeline import recall
+    from .decisions import DecisionLog
+    from .._keeping.spool import services_keeping_news
+    from ..pipeline import recall
 
     result = recall(message, services)
     notice = result.notice or services_keeping_news(services, message.session, environ)
@@ -94,8 +94,8 @@ def answer_recall(request: Mapping[str, Any], model_name: str) -> dict[str, Any]
     anything is recalled, for the hook to recall in process."""
     from attrs import evolve
 
-    from ._guarded import open_guarded
-    from .types import Message, Turn
+    from .guarded import open_guarded
+    from ..types import Message, Turn
 
     try:
         environ = {str(k): str(v) for k, v in request["environ"].items()}
@@ -132,7 +132,7 @@ def _not_here(environ: Mapping[str, str]) -> str:
     """Why the settings are not the server's to recall with ('' when they are), before anything is opened:
     settings that do not load, or that send questions or the store elsewhere (the request carries no keys
     for them). The hook then recalls in process, and says what is wrong."""
-    from .config import load_config
+    from ..config import load_config
 
     try:
         config = load_config(environ)

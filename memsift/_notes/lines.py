@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ._bounds import NOTE_CHARS
+from .._runtime.bounds import NOTE_CHARS
 
 # The tail retain writes after a fact: "(decision 2026-12-01 ex-3f2a9c1b)".
 _TAIL = re.compile(r"\s\(([a-z_]+) (\d{4}-\d{2}-\d{2}) (ex-[0-9a-f]+)\)$")

@@ -41,7 +41,7 @@ def branch(root: str | os.PathLike[str]) -> str:
     >>> branch("/src/shop")
     'feature/photo-upload'
     """
-    from ._files import read_regular
+    from .files import read_regular
 
     git = Path(root) / ".git"
     try:

@@ -38,7 +38,7 @@ from typing import Any
 
 from attrs import frozen
 
-from .errors import ConfigurationError
+from ..errors import ConfigurationError
 
 AGENTS = ("claude-code", "codex")
 SKILL = "memsift-search"
@@ -206,7 +206,7 @@ def _edited(text: str | None, wanted: Settings) -> str:
     """*text* turned into *wanted* by taking out memsift's hooks and appending the new ones, the rest
     of the text as the user wrote it (indentation, key order, arrays on one line); a new file, or one
     the edit cannot reach, is written whole with two-space indents."""
-    from . import _json_text
+    from . import json_text as _json_text
 
     if text is None or not text.strip():
         return _dump(wanted) if wanted else ""
@@ -235,7 +235,7 @@ def _edited(text: str | None, wanted: Settings) -> str:
 
 def _text_without_ours(text: str) -> str:
     """The settings text without memsift's handlers, and without the groups and events that left empty."""
-    from . import _json_text
+    from . import json_text as _json_text
 
     while (path := _first_of_ours(json.loads(text))) is not None:
         text = _json_text.remove(text, path)
@@ -265,7 +265,7 @@ def _first_of_ours(settings: Settings) -> list[str | int] | None:
 
 def _write(path: Path, text: str) -> None:
     """Replace the file atomically, keeping its permissions (a new one gets the umask's)."""
-    from ._files import write_atomically
+    from .._fs.files import write_atomically
 
     try:
         mode = path.stat().st_mode & 0o7777

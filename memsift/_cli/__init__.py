@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .errors import MemsiftError
+from ..errors import MemsiftError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from .bench import LoopScenario, Scenario, StoreFactory
-    from .config import Config
-    from .services import Services
-    from .types import Brief, Recall
+    from ..bench import LoopScenario, Scenario, StoreFactory
+    from ..config import Config
+    from ..services import Services
+    from ..types import Brief, Recall
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,7 +40,7 @@ def _silence_stdout() -> None:
 
 def _main(args: list[str]) -> int:
     if args[:1] == ["redact"]:  # its own small parser, and nothing else to import
-        from .redact import main as redact_main
+        from ..redact import main as redact_main
 
         if args[1:] in ([], ["-"]):
             _reading("redact", "the text to redact")
@@ -61,14 +61,14 @@ def _main(args: list[str]) -> int:
         code: int = ns.run(ns)
         return code
     except MemsiftError as exc:
-        from .screen import terminal_safe
+        from ..screen import terminal_safe
 
         print(terminal_safe(f"memsift: {exc}"), file=sys.stderr)
         return 2
     except BrokenPipeError:
         raise
     except Exception as exc:  # one line, never a traceback: a damaged file must not read like a crash
-        from .screen import terminal_safe
+        from ..screen import terminal_safe
 
         print(terminal_safe(f"memsift: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"), file=sys.stderr)
         return 1
@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     from pathlib import Path
 
     parser = argparse.ArgumentParser(prog="memsift", description=DESCRIPTION)
-    from . import __version__
+    from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"memsift {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
@@ -224,8 +224,8 @@ def _stdin(command: str, what: str, shape: str = "") -> str | None:
 def _bench(ns: argparse.Namespace) -> int:
     from attrs import evolve
 
-    from .bench import bench_pipeline, embedded_store, format_table, legend, load_scenario, semantic_on
-    from .config import load_config
+    from ..bench import bench_pipeline, embedded_store, format_table, legend, load_scenario, semantic_on
+    from ..config import load_config
 
     config = load_config()
     make_store: StoreFactory = embedded_store
@@ -253,9 +253,9 @@ def _bench(ns: argparse.Namespace) -> int:
 def _bench_remote(config: Config, scenarios: Sequence[Scenario | LoopScenario],
                   make_store: StoreFactory) -> dict[str, Any]:
     """The memsift pipeline on the configured remote decider, as a column of its own."""
-    from .bench import bench_pipeline
-    from .config import THRESHOLD_TASKS
-    from .decider.backends import decider_for
+    from ..bench import bench_pipeline
+    from ..config import THRESHOLD_TASKS
+    from ..decider.backends import decider_for
 
     label = "+".join(sorted({config.backend_for(task) for task in set(THRESHOLD_TASKS.values())}))
     return bench_pipeline("memsift", scenarios, config, make_store, decider=decider_for(config),
@@ -268,7 +268,7 @@ def _cognee_bench_store(config: Config) -> StoreFactory:
 
     from attrs import evolve
 
-    from .stores.cognee import CogneeStore
+    from ..stores.cognee import CogneeStore
 
     def make(scenario: Scenario | LoopScenario, folder: Path) -> CogneeStore:
         name = f"memsift-bench-{scenario.id}-{os.getpid()}-{folder.name}"
@@ -278,7 +278,7 @@ def _cognee_bench_store(config: Config) -> StoreFactory:
 
 
 def _doctor(ns: argparse.Namespace) -> int:
-    from ._doctor import diagnose, format_report
+    from .doctor import diagnose, format_report
 
     report = diagnose(ns.project, last=ns.last)
     print(report.as_json() if ns.json else format_report(report))  # JSON escapes what a terminal would act on
@@ -286,23 +286,23 @@ def _doctor(ns: argparse.Namespace) -> int:
 
 
 def _serve(ns: argparse.Namespace) -> int:
-    from .config import load_config
-    from .semantic import _serve as serving
+    from ..config import load_config
+    from ..semantic import _serve as serving
 
     config = load_config()
     if ns.stop:
         stopped = serving.stop(config.home)
         print("memsift serve: stopped" if stopped else "memsift serve: no server was running")
         return 0
-    from ._served import answer_recall
+    from .._hooks.served import answer_recall
 
     return serving.serve(config, recall=answer_recall)
 
 
 def _services(ns: argparse.Namespace) -> Services:
     """The project's services, once its memory files are the user's own (``NotYours`` otherwise)."""
-    from ._guarded import open_trusted, settings_loaded
-    from ._health import Health
+    from .._hooks.guarded import open_trusted, settings_loaded
+    from .._runtime.health import Health
 
     services = open_trusted(ns.project)
     settings_loaded(Health(services.config.home))  # or recall would tell a hook's stale "memory off" while it works
@@ -310,8 +310,8 @@ def _services(ns: argparse.Namespace) -> Services:
 
 
 def _recall(ns: argparse.Namespace) -> int:
-    from .pipeline import recall
-    from .types import Message, Turn
+    from ..pipeline import recall
+    from ..types import Message, Turn
 
     turns: list[Turn] = []
     if ns.conversation:
@@ -329,8 +329,8 @@ def _recall(ns: argparse.Namespace) -> int:
 
 
 def _brief(ns: argparse.Namespace) -> int:
-    from ._project import branch
-    from .pipeline import brief
+    from .._fs.project import branch
+    from ..pipeline import brief
 
     if ns.budget is not None and ns.budget < 0:
         print("memsift: --budget is a number of characters: 0 (no brief) or more", file=sys.stderr)
@@ -345,7 +345,7 @@ def _print_result(result: Recall | Brief, *, as_json: bool) -> int:
     terminal; or all of it as JSON."""
     from attrs import asdict
 
-    from .screen import terminal_safe
+    from ..screen import terminal_safe
 
     if as_json:
         print(json.dumps(asdict(result), default=str, indent=1))
@@ -371,7 +371,7 @@ CONVERSATION_BYTES = 4 * 1024 * 1024  # as much of a transcript as the hooks rea
 
 def _read_conversation(path: Path) -> bytes:
     """The file's bytes: a regular file (a FIFO would hang, ``/dev/zero`` never end) of bounded size."""
-    from ._files import read_regular
+    from .._fs.files import read_regular
 
     data = read_regular(path, CONVERSATION_BYTES + 1)
     if len(data) > CONVERSATION_BYTES:
@@ -382,8 +382,8 @@ def _read_conversation(path: Path) -> bytes:
 def _retain(ns: argparse.Namespace) -> int:
     from attrs import asdict
 
-    from .pipeline import retain
-    from .types import Exchange
+    from ..pipeline import retain
+    from ..types import Exchange
 
     text = _stdin("retain", "exchange", ' as JSON {"user": ..., "assistant": ...}')
     if text is None:
@@ -403,8 +403,8 @@ def _install(ns: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from .config import default_home
-    from ._install import install, uninstall
+    from ..config import default_home
+    from .install import install, uninstall
 
     home, memsift_home = Path.home(), default_home(os.environ)
     if ns.action == "install":
@@ -415,18 +415,18 @@ def _install(ns: argparse.Namespace) -> int:
 
 
 def _notes(ns: argparse.Namespace) -> int:
-    from ._search import print_notes
+    from .search import print_notes
 
     return print_notes(ns.project, restore=ns.restore, forget=ns.forget_missing)
 
 
 def _search(ns: argparse.Namespace) -> int:
-    from ._search import print_search
+    from .search import print_search
 
     return print_search(" ".join(ns.query), ns.project, limit=ns.limit)
 
 
 def _show(ns: argparse.Namespace) -> int:
-    from ._search import print_source
+    from .search import print_source
 
     return print_source(ns.id, ns.project)

@@ -32,11 +32,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._files import open_regular, private_file
-from ._note_lines import is_note, readable, split_lines
-from ._bounds import query_terms
-from ._text import content_words
-from .stores.sqlite import match_any
+from .._fs.files import open_regular, private_file
+from .lines import is_note, readable, split_lines
+from .._runtime.bounds import query_terms
+from .._words.text import content_words
+from ..stores.sqlite import match_any
 
 if TYPE_CHECKING:
     import sqlite3
@@ -286,14 +286,14 @@ INLINE_BYTES = 4_000_000  # a changed file past this (about 30,000 notes) is ind
 
 
 def _sync_detached(notes: Path) -> None:
-    """Start ``python -m memsift._notes_index NOTES`` in its own session, unless one is at it."""
+    """Start ``python -m memsift._notes.index NOTES`` in its own session, unless one is at it."""
     with _syncing(notes) as free:
         if not free:
             return
     import subprocess
     import sys
 
-    subprocess.Popen([sys.executable, "-m", "memsift._notes_index", str(notes)], stdin=subprocess.DEVNULL,
+    subprocess.Popen([sys.executable, "-m", "memsift._notes.index", str(notes)], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
@@ -315,7 +315,7 @@ def _syncing(notes: Path) -> Iterator[bool]:
 
 
 def main(argv: list[str]) -> int:
-    """The detached sync: ``python -m memsift._notes_index NOTES``."""
+    """The detached sync: ``python -m memsift._notes.index NOTES``."""
     notes = Path(argv[0])
     with _syncing(notes) as free:
         if free:

@@ -33,11 +33,11 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hook
 if TYPE_CHECKING:
     from typing import Any
 
-    from .types import Recall, Retained
+    from ..types import Recall, Retained
 
 FILE_NAME = "decisions.jsonl"
 MAX_BYTES = 256 * 1024  # ~400 decisions of a few stages each before a rotation
-QUIET = "quiet: needs no memory (decided in the hook)"  # memsift._quiet ended it before the pipeline
+QUIET = "quiet: needs no memory (decided in the hook)"  # memsift._hooks.quiet ended it before the pipeline
 
 
 class DecisionLog:
@@ -85,7 +85,7 @@ class DecisionLog:
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except FileNotFoundError:  # a fresh home: the first decision makes it
-            from ._files import private_folder
+            from .._fs.files import private_folder
 
             private_folder(self.path.parent)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -99,7 +99,7 @@ class DecisionLog:
 
     def _rotate(self, inode: int) -> None:
         """Move the full log aside, once: hooks that filled it together rotate it one time."""
-        from ._files import locked
+        from .._fs.files import locked
 
         with locked(self.path):
             try:

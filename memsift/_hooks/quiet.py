@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ._home import default_home
-from ._kinds import SEARCH_THRESHOLD, Kind
-from ._trust import home_not_yours
+from .._fs.home import default_home
+from .._words.kinds import SEARCH_THRESHOLD, Kind
+from .._fs.trust import home_not_yours
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
@@ -36,11 +36,11 @@ def surely_quiet(text: str, environ: Mapping[str, str] | None = None) -> bool:
 
 def searching_probability(text: str) -> float:
     """The summed probability of the searching kinds for the redacted *text*, as ``classify`` sums it."""
-    from ._bounds import MESSAGE_CHARS, bounded
-    from .decider import _weights
-    from .decider._features import text_features
-    from .decider._heads import TextHead
-    from .redact import PatternRedactor
+    from .._runtime.bounds import MESSAGE_CHARS, bounded
+    from ..decider import _weights
+    from ..decider._features import text_features
+    from ..decider._heads import TextHead
+    from ..redact import PatternRedactor
 
     header, tables = _weights.load(_weights.SHIPPED)
     # Read as the redact stage reads it: the head and tail of a long paste, redacted.

@@ -44,7 +44,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from ._files import locked, read_regular, set_aside, write_atomically
+from .._fs.files import locked, read_regular, set_aside, write_atomically
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
@@ -225,7 +225,8 @@ class Health:
             self._write(_trimmed(services))
 
     def _write(self, services: dict[str, dict[str, Any]]) -> None:
-        with contextlib.suppress(OSError):  # a home that cannot be written: the notice is said again (_spool.py)
+        # A home that cannot be written: the notice is said again (_keeping/spool.py).
+        with contextlib.suppress(OSError):
             write_atomically(self.path, json.dumps(services))
 
 

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from .errors import DeadlineExceeded
+from ..errors import DeadlineExceeded
 
 if TYPE_CHECKING:
     import asyncio

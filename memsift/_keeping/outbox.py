@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from attrs import asdict
 
-from .errors import ConfigurationError, ServiceUnavailable
-from ._files import is_damaged_database, private_file, set_aside
-from .types import ConfirmingStore, Item, Store
+from ..errors import ConfigurationError, ServiceUnavailable
+from .._fs.files import is_damaged_database, private_file, set_aside
+from ..types import ConfirmingStore, Item, Store
 
 if TYPE_CHECKING:
     import sqlite3  # imported on first use: every hook opens the services, few reach the outbox

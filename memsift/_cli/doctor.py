@@ -31,11 +31,11 @@ from typing import Any
 
 from attrs import asdict, frozen
 
-from .config import Config, default_home, load_config, setting_sources
-from ._decisions import DecisionLog
-from .errors import MemsiftError
-from ._install import AGENTS, TIMEOUTS, trust_entries
-from .screen import terminal_safe
+from ..config import Config, default_home, load_config, setting_sources
+from .._hooks.decisions import DecisionLog
+from ..errors import MemsiftError
+from .install import AGENTS, TIMEOUTS, trust_entries
+from ..screen import terminal_safe
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SECRET_NAMES = ("_key", "_password", "_token", "_secret")  # a setting named so is never printed
@@ -80,7 +80,7 @@ class Report:
 def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str] | None = None,
              last: int = 5, probe_timeout: float = 2.0) -> Report:
     """Everything ``memsift doctor`` prints, for the project at *project*."""
-    from ._project import project_root
+    from .._fs.project import project_root
 
     environ = os.environ if environ is None else environ
     home = default_home(environ)
@@ -103,7 +103,7 @@ def diagnose(project: str | os.PathLike[str] = ".", *, environ: Mapping[str, str
 def _name_checks(environ: Mapping[str, str]) -> list[Check]:
     """Names that are no setting, in the environment or config.toml: a typo the settings never see,
     ignored (memory works with the rest), each a warning with the closest name there is."""
-    from .config import unknown_settings
+    from ..config import unknown_settings
 
     return [Check("configuration", "environment" if line.startswith("MEMSIFT_") else "config.toml", WARN, line)
             for line in unknown_settings(environ)]
@@ -115,7 +115,7 @@ def _as_checked_now(checks: list[Check]) -> list[Check]:
     Settings that load now make a hook's "cannot read the settings" history; a stage's
     failure stays a failure unless doctor's own checks of the files and services all pass.
     """
-    from ._guarded import SETTINGS
+    from .._hooks.guarded import SETTINGS
 
     fresh_fail = any(c.status == FAIL for c in checks if c.name != "memory off")
     out = []
@@ -162,7 +162,7 @@ def _project_checks(config: Config, root: Path) -> list[Check]:
 def _missing_lines_check(notes: Path, shown: int = 3) -> list[Check]:
     """memsift's lines another program's write removed (an editor saving an older copy): a warning
     when there are some, nothing otherwise."""
-    from .notes import NotesFile
+    from ..notes import NotesFile
 
     try:
         missing = NotesFile(notes).missing()
@@ -181,9 +181,10 @@ _WRITE_FIXES = {"no space left on device": "free space on its disk", "read-only 
 
 
 def _keeping_checks(config: Config, root: Path, environ: Mapping[str, str]) -> list[Check]:
-    """Whether memory's files are the user's own (``_trust.py``) and exchanges can be kept (``_spool.py``)."""
-    from ._spool import cannot_write, spool_folder, waiting
-    from ._trust import untrusted_files
+    """Whether memory's files are the user's own (``_fs/trust.py``) and exchanges can be kept
+    (``_keeping/spool.py``)."""
+    from .._keeping.spool import cannot_write, spool_folder, waiting
+    from .._fs.trust import untrusted_files
 
     folder = config.project_dir(root)
     foreign = untrusted_files(config.home, folder)
@@ -205,8 +206,8 @@ def _keeping_checks(config: Config, root: Path, environ: Mapping[str, str]) -> l
 # -- the services ---------------------------------------------------------------------
 
 def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Check]:
-    from .services import open_services
-    from .stages import is_remote
+    from ..services import open_services
+    from ..stages import is_remote
 
     try:
         services = open_services(config, root)
@@ -228,10 +229,10 @@ def _service_checks(config: Config, root: Path, probe_timeout: float) -> list[Ch
 
 def _model_server_check(config: Config) -> Check:
     """The warm model server hooks reach (``memsift serve``): running or not, and as what."""
-    from . import __version__
-    from ._trust import socket_not_yours
-    from .semantic import _serve
-    from .semantic.model import installed
+    from .. import __version__
+    from .._fs.trust import socket_not_yours
+    from ..semantic import _serve
+    from ..semantic.model import installed
 
     def row(status: str, detail: str) -> Check:
         return Check("services", "model server", status, detail)
@@ -270,7 +271,7 @@ def _model_server_check(config: Config) -> Check:
 
 def _served_model(config: Config) -> str:
     """The name of the model hooks ask the server for (its folder's name and size, or the packaged one's)."""
-    from .semantic.model import PACKAGED, model_files
+    from ..semantic.model import PACKAGED, model_files
 
     if config.embedding_model is None:
         return PACKAGED
@@ -320,7 +321,7 @@ def _cognee_probe(url: str, timeout: float) -> Check:
 
 def _scope_check(root: Path, dataset: str) -> Check:
     """Whose memory this project shares on the server: every clone with the same remote."""
-    from ._scope import identity
+    from .._fs.scope import identity
 
     project = identity(root)
     shared = ("this folder on this machine alone (no git remote)" if project.startswith("folder:")
@@ -331,7 +332,7 @@ def _scope_check(root: Path, dataset: str) -> Check:
 def _outbox_check(path: Path) -> Check:
     if not path.exists():
         return Check("services", "outbox", OK, f"{path} (none yet)")
-    from ._outbox import Outbox
+    from .._keeping.outbox import Outbox
 
     outbox = Outbox(path)
     try:
@@ -349,7 +350,7 @@ def _breaker_checks(home: Path, remote: set[str], answering: set[str]) -> list[C
     An open breaker fails, unless its service just answered a probe (the next
     call after the cool-down closes it) or is no longer configured.
     """
-    from ._health import FILE_NAME
+    from .._runtime.health import FILE_NAME
 
     path = home / FILE_NAME
     try:

@@ -46,7 +46,7 @@ def first_call(home: Path, parts: Sequence[str]) -> bool:
         except FileExistsError:
             return False
         except FileNotFoundError:  # the first call ever: the folder is made, then tried again
-            from ._files import private_folder
+            from .._fs.files import private_folder
 
             try:
                 private_folder(path.parent)
@@ -66,7 +66,7 @@ def _name(parts: Sequence[str], prefix: str = "") -> str:
 def hold(home: Path, session: str, notice: str) -> bool:
     """Keep *notice* for *session*'s next prompt (``take_held``), after any held before; False when
     the home takes no write (never raises)."""
-    from ._files import write_atomically
+    from .._fs.files import write_atomically
 
     notice = "; ".join(filter(None, (take_held(home, session), notice)))
     try:

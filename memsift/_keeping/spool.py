@@ -42,8 +42,8 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
-    from .services import Services
-    from .types import Exchange, Retained
+    from ..services import Services
+    from ..types import Exchange, Retained
 
 HOME = "memsift's home"  # the health entry's name, in the spool's own health file
 REPLAYED = 20  # exchanges one detached process keeps from the spool; the next one keeps the rest
@@ -95,7 +95,7 @@ def cannot_write(folder: Path) -> str | None:
 
 def probe(folder: Path) -> str | None:
     """Why a file cannot be written in *folder*, found by writing one (a block) and removing it; or None."""
-    from ._files import private_folder
+    from .._fs.files import private_folder
 
     path = folder / f".probe-{os.getpid()}"
     try:
@@ -156,7 +156,7 @@ def keeping_news(home: Path, folders: Sequence[Path], session: str,
     problem = _first_problem(cannot_write, folders)
     if problem is None and not (spool / "health.json").exists():
         return None
-    from ._health import Health, unkept_line  # only when there is news: the quiet path pays for no more
+    from .._runtime.health import Health, unkept_line  # only when there is news: the quiet path pays for no more
 
     usable = private(spool, create=problem is not None)
     if usable is None:  # no private spool: say it each time, there is nowhere to remember it was said
@@ -178,7 +178,7 @@ def retain_or_wait(exchange: Exchange, services: Services, root: str | os.PathLi
                    environ: Mapping[str, str] | None = None) -> Retained | None:
     """``retain``, after what waits in the spool; or, when the home cannot keep it, the exchange
     spooled (None). Raises OSError only when it could be written nowhere."""
-    from .pipeline import retain
+    from ..pipeline import retain
 
     folders = keeping_folders(services)
     problem = _first_problem(probe, folders)
@@ -199,9 +199,9 @@ def retain_or_wait(exchange: Exchange, services: Services, root: str | os.PathLi
 
 def _spool(exchange: Exchange, services: Services, root: str | os.PathLike[str],
            problem: tuple[Path, str], environ: Mapping[str, str] | None) -> None:
-    from ._bounds import EXCHANGE_CHARS, bounded
-    from ._files import write_atomically
-    from ._health import Health
+    from .._runtime.bounds import EXCHANGE_CHARS, bounded
+    from .._fs.files import write_atomically
+    from .._runtime.health import Health
 
     home = services.config.home
     spool = private(spool_folder(home, environ), create=True)
@@ -237,11 +237,11 @@ def replay(services: Services, environ: Mapping[str, str] | None = None, limit: 
 
     from attrs import evolve
 
-    from ._files import read_regular, set_aside
-    from ._health import Health
-    from .pipeline import retain
-    from .services import open_services
-    from .types import Exchange
+    from .._fs.files import read_regular, set_aside
+    from .._runtime.health import Health
+    from ..pipeline import retain
+    from ..services import open_services
+    from ..types import Exchange
 
     spool = private(spool_folder(services.config.home, environ), create=False)
     entries = list(_entries(spool)) if spool is not None else []

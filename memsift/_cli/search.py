@@ -27,14 +27,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ._guarded import open_trusted
-from .notes import NotesFile, one_line
-from ._project import project_root
-from .screen import Screened, screen, terminal_safe
-from .services import Services
-from .stages import EndPath, Sift, call_service
-from ._text import stems
-from .types import Item, Message
+from .._hooks.guarded import open_trusted
+from ..notes import NotesFile, one_line
+from .._fs.project import project_root
+from ..screen import Screened, screen, terminal_safe
+from ..services import Services
+from ..stages import EndPath, Sift, call_service
+from .._words.text import stems
+from ..types import Item, Message
 
 SHOWN_CHARS = 600  # a passage from elsewhere can be long: the agent gets its start, and the pointer
 EXCHANGE_SHOWN = 200  # under a fact, the head of its exchange: `memsift show` prints the rest

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ._files import read_regular
+from .files import read_regular
 
 _LARGEST = 256 * 1024  # an instruction file is a few KiB; a bigger one is not read whole
 _BREAK = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)]|#)\s)")  # a blank line, or a list item or heading

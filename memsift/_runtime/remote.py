@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from .errors import DeadlineExceeded, ServiceUnavailable
+from ..errors import DeadlineExceeded, ServiceUnavailable
 
 if TYPE_CHECKING:
     import httpx

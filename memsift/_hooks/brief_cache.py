@@ -23,14 +23,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 FILE_NAME = "brief.json"  # in the project's folder
+CHOOSER = Path(__file__).parents[1] / "stages" / "brief.py"  # this install's way of choosing
 
 
 def brief_key(environ: Mapping[str, str], home: Path, folder: Path, focus: str, loaded: Sequence[Path]) -> str:
     """A key of everything a brief of the project whose folder is *folder* follows from."""
-    from ._checked import settings_key
+    from .checked import settings_key
 
-    files = (folder / "notes.md", folder / "notes.keys", home / "sessions" / "asked.json", *loaded,
-             Path(__file__).with_name("stages") / "brief.py")  # this install's way of choosing
+    files = (folder / "notes.md", folder / "notes.keys", home / "sessions" / "asked.json", *loaded, CHOOSER)
     parts = [settings_key(environ, home), focus, *(f"{file}={_stamp(file)}" for file in files)]
     data = chr(0).join(parts).encode("utf-8", "surrogatepass")
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
@@ -49,7 +49,7 @@ def remembered(folder: Path, key: str) -> tuple[str, list[str]] | None:
 def remember(folder: Path, key: str, text: str, given: Sequence[str]) -> None:
     """Keep the brief just made under *key*; a folder that cannot be written keeps nothing (the next
     session makes it again)."""
-    from ._files import write_atomically
+    from .._fs.files import write_atomically
 
     with contextlib.suppress(OSError):
         write_atomically(folder / FILE_NAME, json.dumps({"key": key, "text": text, "given": list(given)}))

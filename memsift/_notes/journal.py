@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ._files import read_regular, write_atomically
+from .._fs.files import read_regular, write_atomically
 
 JOURNAL_LINES = 1000  # an editor's stale buffer drops the lines written while it was open: the newest
 _VERSION = 1

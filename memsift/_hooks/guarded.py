@@ -20,13 +20,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._health import Health
-from .errors import MemsiftError
-from ._trust import Distrust, home_not_yours, untrusted_files
+from .._runtime.health import Health
+from ..errors import MemsiftError
+from .._fs.trust import Distrust, home_not_yours, untrusted_files
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: SessionStart reads this module
 if TYPE_CHECKING:
-    from .services import Services
+    from ..services import Services
 
 SETTINGS = "memsift's settings"  # the health file's name for a configuration that does not load
 
@@ -49,9 +49,9 @@ def open_guarded(project_root: str | os.PathLike[str], session: str,
     >>> open_guarded("/src/shop", "s1").services.config.store
     'embedded'
     """
-    from ._home import default_home
-    from .config import load_config
-    from .services import open_services
+    from .._fs.home import default_home
+    from ..config import load_config
+    from ..services import open_services
 
     environ = os.environ if environ is None else environ
     home = default_home(environ)
@@ -86,8 +86,8 @@ def open_trusted(project_root: str | os.PathLike[str], environ: Mapping[str, str
     NotYours: memory off: /home/u/.local/share/memsift/projects/shop-1a2b3c4d/notes.md can be written by others
     (mode 0o666) (memsift doctor says how to fix it)
     """
-    from .config import default_home, load_config
-    from .services import open_services
+    from ..config import default_home, load_config
+    from ..services import open_services
 
     environ = os.environ if environ is None else environ
     foreign = home_not_yours(default_home(environ))
@@ -105,11 +105,11 @@ def start_news(project_root: str | os.PathLike[str], session: str,
     """What a starting session is told about memory, as its first prompt's path would find it
     (memory off and why, a paused service it uses, exchanges that cannot be kept), and the lines
     naming what in the settings is no setting; without loading the settings when they are as
-    they were (``_checked.py``).
+    they were (``_hooks/checked.py``).
     """
-    from ._checked import checked
-    from ._home import default_home, project_folder
-    from ._spool import folders_of, keeping_news
+    from .checked import checked
+    from .._fs.home import default_home, project_folder
+    from .._keeping.spool import folders_of, keeping_news
 
     environ = os.environ if environ is None else environ
     home = default_home(environ)
@@ -162,11 +162,11 @@ def _distrusted(home: Path, project_root: str | os.PathLike[str], session: str,
 
 def _once(home: Path, session: str, notice: str, *, in_home: bool = True) -> str | None:
     """*notice*, unless *session* was told it already: said once per session, and again when it
-    changes. Remembered in the home's ``calls/`` (``_once.py``), or for a home that is not the
-    user's, in the spool folder of that home (``_spool.py``), which is; said every time when
+    changes. Remembered in the home's ``calls/`` (``_hooks/once.py``), or for a home that is not the
+    user's, in the spool folder of that home (``_keeping/spool.py``), which is; said every time when
     neither can be written, or no session is named."""
-    from ._once import first_call
-    from ._spool import private, spool_folder
+    from .once import first_call
+    from .._keeping.spool import private, spool_folder
 
     folder = home if in_home else private(spool_folder(home), create=True)
     if not session or folder is None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ._files import locked, read_regular, set_aside, write_atomically
+from .._fs.files import locked, read_regular, set_aside, write_atomically
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: SessionStart reads this module
 if TYPE_CHECKING:

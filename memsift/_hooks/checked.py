@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._home import default_home
+from .._fs.home import default_home
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks' hot path pays for each import
 if TYPE_CHECKING:
@@ -68,10 +68,13 @@ def checked(environ: Mapping[str, str], project_root: str | os.PathLike[str]) ->
     return verdict
 
 
+SETTINGS_SOURCE = Path(__file__).parents[1] / "config.py"  # what this install reads settings with
+
+
 def settings_key(environ: Mapping[str, str], home: Path) -> str:
     """A key of everything the settings come from (values checksummed, never written down)."""
     parts = [str(home), *(f"{name}={value}" for name, value in sorted(environ.items()) if name.startswith("MEMSIFT_"))]
-    for file in (home / "config.toml", Path(__file__).with_name("config.py")):  # the file, and this install
+    for file in (home / "config.toml", SETTINGS_SOURCE):  # the file, and this install
         try:
             found = os.stat(file)
             parts.append(f"{found.st_dev}:{found.st_ino}:{found.st_size}:{found.st_mtime_ns}")
@@ -83,10 +86,10 @@ def settings_key(environ: Mapping[str, str], home: Path) -> str:
 
 def _check(environ: Mapping[str, str], project_root: str | os.PathLike[str]) -> Verdict:
     """Load the settings and open the services, as a hook's path does, and say what they came to."""
-    from .config import load_config, unknown_settings
-    from .errors import MemsiftError
-    from .services import open_services
-    from .stages import is_remote
+    from ..config import load_config, unknown_settings
+    from ..errors import MemsiftError
+    from ..services import open_services
+    from ..stages import is_remote
 
     try:
         config = load_config(environ)
@@ -107,7 +110,7 @@ def _check(environ: Mapping[str, str], project_root: str | os.PathLike[str]) -> 
 
 
 def _keep(path: Path, key: str, verdict: Verdict, kept: dict[str, Any]) -> None:
-    from ._files import write_atomically
+    from .._fs.files import write_atomically
 
     kept = {name: value for name, value in kept.items() if name != key}
     kept[key] = verdict.as_json()  # newest last, so trimming drops the oldest

@@ -1,0 +1,1 @@
+"""How a path runs: deadlines, bounds on inputs, the breaker, one remote request."""

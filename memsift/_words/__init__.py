@@ -1,0 +1,1 @@
+"""Words out of text: the tokenizer, the message kinds, orders to the agent."""
