@@ -7,10 +7,12 @@ like the agent's on stdin, under a fresh HOME, and is timed beside
 
 - UserPromptSubmit on a quiet message (Claude Code and Codex payloads);
 - UserPromptSubmit on a searching message, the project holding 100 notes, one of which answers it;
-- SessionStart with memory working (nothing to say);
+- SessionStart with memory working, the session brief given: made anew (in the project the
+  searching message is recalled in, so what recall gave changed since the last start), and
+  remembered (a project of its own, as the detached Stop leaves it after each exchange);
 - Stop, as the agent waits for it (the hook forks the retain off and returns).
 
-``--notes 20000`` adds the two UserPromptSubmit cases again for a second
+``--notes 20000`` adds the two UserPromptSubmit cases and SessionStart again for a second
 project whose notes hold that many generated notes (``notes_corpus.py``: the
 kind retain writes) around the one that answers: what a long-lived
 project's notes cost a message.
@@ -80,6 +82,13 @@ def main(argv: list[str] | None = None) -> int:
             command = [*script, "hook", agent, event]
             return lambda n: (command, payload(n), env)
 
+        def starting(notes: list[str], name: str) -> Case:
+            """SessionStart in a project of its own: nothing changes what its brief follows from."""
+            folder = Path(tmp, name)
+            (folder / ".git").mkdir(parents=True)
+            seed(python, folder, env, notes)
+            return hook("claude-code", "SessionStart", lambda n: session_start(folder, transcript, run=n))
+
         floor: Case = lambda n: ([str(python), "-c", "pass"], b"", env)  # noqa: E731
         cases: dict[str, Case] = {
             FLOOR: floor,
@@ -89,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                                          lambda n: prompt(project, QUIET, None, codex=True, run=n)),
             "searching, 100 notes": hook("claude-code", "UserPromptSubmit",
                                          lambda n: prompt(project, SEARCHING, transcript, run=n)),
-            "SessionStart": hook("claude-code", "SessionStart", lambda n: session_start(project, transcript, run=n)),
+            "SessionStart, brief made anew": hook("claude-code", "SessionStart",
+                                                  lambda n: session_start(project, transcript, run=n)),
+            "SessionStart, brief remembered": starting(hundred_notes(), "start"),
         }
         if args.notes:
             big = Path(tmp, "big")
@@ -99,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
             for name, text in (("quiet message", QUIET), ("searching", SEARCHING)):
                 cases[f"{name}, {args.notes} notes"] = hook(
                     "claude-code", "UserPromptSubmit", lambda n, text=text: prompt(big, text, transcript, run=n))
+            cases[f"SessionStart, brief made anew, {args.notes} notes"] = hook(
+                "claude-code", "SessionStart", lambda n: session_start(big, transcript, run=n))
+            cases[f"SessionStart, brief remembered, {args.notes} notes"] = starting(
+                [*notes[: args.notes // 2], NOTE, *notes[args.notes // 2:]], "big-start")
         # A Stop's call is told by its transcript (it has no prompt id): a new one for every run.
         stopping = lambda n: stop_payload(project, claude_transcript(Path(tmp, f"stop-{n}.jsonl"), project))  # noqa: E731
         stop = {"Stop (until the fork)": hook("claude-code", "Stop", stopping)}
@@ -201,14 +216,15 @@ def stop_payload(project: Path, transcript: Path) -> bytes:
 
 
 def check(cases: dict[str, Case], cwd: Path) -> None:
-    """Quiet adds nothing and searching adds the note, on two runs of each case: a second call
-    that did nothing (a payload repeated, the work cached) would time nothing, and the figures
-    would mean nothing. ``measure`` numbers its runs after these two."""
+    """Quiet adds nothing, searching adds the note and SessionStart gives the brief, on two runs of
+    each case: a second call that did nothing (a payload repeated, the work cached) would time
+    nothing, and the figures would mean nothing. ``measure`` numbers its runs after these two."""
     for name, case in cases.items():
         for run in CHECKED_RUNS:
             command, stdin, environ = case(run)
             out = subprocess.run(command, input=stdin, capture_output=True, env=environ, cwd=cwd)
-            if (name.startswith(("quiet", "SessionStart")) and (out.stdout or out.stderr)) or (
+            if (name.startswith("quiet") and (out.stdout or out.stderr)) or (
+                    name.startswith("SessionStart") and b"Project memory" not in out.stdout) or (
                     name.startswith("searching") and b"Stripe" not in out.stdout):
                 sys.exit(f"{Path(sys.argv[0]).name}: {name} (run {run}) did not behave as expected: {out}")
 

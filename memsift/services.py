@@ -19,6 +19,7 @@ from attrs import field, frozen
 
 from ._runtime.budget import Workers
 from .config import Config
+from ._notes.sessions import ASKED
 from ._notes.sessions import OnDamage as OnDamage
 from ._notes.sessions import SessionLog as SessionLog
 from .notes import NotesFile
@@ -148,7 +149,8 @@ def open_services(config: Config, project_root: str | os.PathLike[str] = ".", *,
     return Services(
         decider=decider, notebook=NotesFile(folder / "notes.md"), redactor=PatternRedactor(),
         reviser=DuplicateReviser(), config=config, store=store, health=health, outbox=outbox,
-        session_log=SessionLog(config.home / "sessions", health.damaged), embedder=embedder,
+        session_log=SessionLog(config.home / "sessions", health.damaged, asked_file=folder / ASKED),
+        embedder=embedder,
     )
 
 

@@ -191,7 +191,7 @@ def stop(agent: Agent, payload: Payload) -> None:
     if result is None:
         return  # it waits in the spool, and the next prompt says so
     _decided(agent, "Stop", payload, result)
-    if result.lines and services.config.brief_chars > 0:  # the notes changed: the next session's brief did too
+    if services.config.brief_chars > 0:  # kept notes, a fact recall gave: the next session's brief may change
         _brief_for_next_session(agent, payload, services)
     if services.config.reviser != "duplicates":  # a model reviser: here, in this detached child, never in the hook
         from memsift.model_reviser import revise_when_due
@@ -274,19 +274,22 @@ def _made_brief(agent: Agent, payload: Payload, session: str, focus: str,
 
 
 def _brief_for_next_session(agent: Agent, payload: Payload, services: Services) -> None:
-    """After an exchange was kept, in the detached Stop: the brief the project's next session would get,
-    made now and remembered, so that its SessionStart reads it back."""
+    """After each exchange, in the detached Stop: the brief the project's next session would get, made
+    now and remembered when what it follows from changed (a line kept, a fact recall gave this
+    session), so that its SessionStart reads it back."""
     from attrs import evolve
 
     from memsift.hooks import (
-        branch, brief_key, default_home, project_folder, project_root, remember_brief, settings_verdict,
+        branch, brief_key, default_home, project_folder, project_root, remember_brief, remembered_brief,
+        settings_verdict,
     )
 
     home, root = default_home(os.environ), project_root(_required(payload, "cwd"))
     folder, focus, loaded = project_folder(home, root), branch(root), agent.loaded_files(payload, root)
     key = brief_key(os.environ, home, folder, focus, loaded)
-    text, given = _made_brief(agent, payload, "", focus, evolve(services, loaded_files=loaded))
-    remember_brief(folder, key, text, given)
+    if remembered_brief(folder, key) is None:
+        text, given = _made_brief(agent, payload, "", focus, evolve(services, loaded_files=loaded))
+        remember_brief(folder, key, text, given)
     settings_verdict(os.environ, root)  # what the settings come to, remembered too: SessionStart loads none
 
 

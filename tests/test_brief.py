@@ -303,6 +303,62 @@ def test_a_session_starts_with_the_brief_the_last_exchange_kept_left_it_without_
     assert "ex-11111111" in SessionLog(home / "sessions").briefed("s2")  # the session was given what it showed
 
 
+def test_an_exchange_that_keeps_nothing_still_leaves_the_next_session_its_brief_when_recall_gave_a_fact(tmp_path):
+    """What recall gave a session weighs in the next brief (asked.json): the detached Stop makes it again
+    then, kept or not, so that SessionStart still reads it back without the pipeline."""
+    from memsift.services import SessionLog
+
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    notes_of(home, project).write_text(f"{LOCK}\n", encoding="utf-8")
+    start = {"session_id": "s1", "transcript_path": str(tmp_path / "t1.jsonl"), "cwd": str(project),
+             "hook_event_name": "SessionStart", "source": "startup"}  # beside the Stop's: the same files loaded
+    assert "advisory lock" in run(["hook", "claude-code", "SessionStart"], home, project,
+                                  json.dumps(start).encode()).stdout.decode()
+    remembered = notes_of(home, project).with_name("brief.json")
+    first_key = json.loads(remembered.read_text(encoding="utf-8"))["key"]
+    SessionLog(home / "sessions", asked_file=remembered.with_name("asked.json")).record(
+        "s1", ["ex-11111111"])  # as recall records what it gave
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "thanks!"}}) + "\n",
+                          encoding="utf-8")
+    stop = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop",
+            "stop_hook_active": False, "last_assistant_message": "You're welcome."}
+
+    assert run(["hook", "claude-code", "Stop"], home, project, json.dumps(stop).encode()).returncode == 0
+    deadline = time.monotonic() + 30
+    while first_key in _read(remembered):  # the detached Stop
+        assert time.monotonic() < deadline, _read(remembered)
+        time.sleep(0.05)
+    done = subprocess.run([sys.executable, "-X", "importtime", str(MEMSIFT), "hook", "claude-code", "SessionStart"],
+                          input=json.dumps({**start, "session_id": "s2"}).encode(), capture_output=True,
+                          cwd=project, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "user"), "MEMSIFT_HOME": str(home)})
+
+    assert "advisory lock" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "import time:" in line}
+    assert not {"attr", "memsift.pipeline", "memsift.stages"} & imported
+
+
+def test_what_recall_gave_in_one_project_changes_no_other_project_s_brief(tmp_path):
+    from memsift import open_services
+    from memsift.hooks import brief_key
+
+    config = load_config({"MEMSIFT_HOME": str(tmp_path / "home")})
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    other = config.project_dir(tmp_path / "b")
+    with open_services(config, project_root=tmp_path / "a") as a, \
+            open_services(config, project_root=tmp_path / "b") as b:
+        before = brief_key({}, config.home, other, "", [])
+        assert a.session_log is not None and b.session_log is not None
+
+        a.session_log.record("s1", ["note-1a2b"])  # as recall records what it gave
+
+        assert a.session_log.asked() == {"note-1a2b": 1} and b.session_log.asked() == {}
+        assert brief_key({}, config.home, other, "", []) == before
+
+
 def test_a_remembered_brief_is_made_again_when_the_notes_change(tmp_path):
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
@@ -318,6 +374,17 @@ def test_a_remembered_brief_is_made_again_when_the_notes_change(tmp_path):
                  json.dumps({**payload, "session_id": "s2"}).encode())
 
     assert "4.5 MB" not in first.stdout.decode() and "4.5 MB" in second.stdout.decode()
+
+
+def test_a_remembered_brief_follows_the_code_that_chose_it_and_read_the_settings():
+    """Its key stamps the very files a new install changes: the chooser, and what reads the settings."""
+    import memsift.config
+    import memsift.stages.brief
+    from memsift._hooks.brief_cache import CHOOSER
+    from memsift._hooks.checked import SETTINGS_SOURCE
+
+    assert Path(memsift.stages.brief.__file__) == CHOOSER
+    assert Path(memsift.config.__file__) == SETTINGS_SOURCE
 
 
 UPLOADS_QUESTION = "photo uploads fail in prod with 413 FUNCTION_PAYLOAD_TOO_LARGE, fine locally"

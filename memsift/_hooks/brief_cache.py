@@ -2,7 +2,7 @@
 when nothing it depends on changed since it was made.
 
 A brief follows from the project's notes and their keys, from how often recall gave each fact
-(``sessions/asked.json``), from what is in play (the branch), from the files the agent loads itself,
+(the project's ``asked.json``), from what is in play (the branch), from the files the agent loads itself,
 from the settings (``_checked.settings_key``) and from this install. Its key holds each of them (a
 file by its device, inode, size and change time), so a changed one is a new key and the brief is made
 anew, by the path that makes it (``memsift.brief``). What is kept is the brief as made, screened
@@ -30,7 +30,7 @@ def brief_key(environ: Mapping[str, str], home: Path, folder: Path, focus: str, 
     """A key of everything a brief of the project whose folder is *folder* follows from."""
     from .checked import settings_key
 
-    files = (folder / "notes.md", folder / "notes.keys", home / "sessions" / "asked.json", *loaded, CHOOSER)
+    files = (folder / "notes.md", folder / "notes.keys", folder / "asked.json", *loaded, CHOOSER)
     parts = [settings_key(environ, home), focus, *(f"{file}={_stamp(file)}" for file in files)]
     data = chr(0).join(parts).encode("utf-8", "surrogatepass")
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"

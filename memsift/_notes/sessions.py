@@ -26,8 +26,9 @@ OnDamage = Callable[[Path, Path], None]
 class SessionLog:
     """Which items each session was already given, so it is not given them twice (by recall, or by
     its brief): a file per session in ``folder``; and how often recall gave each item to any session
-    (``asked``), which the session brief prefers. ``on_damage(path, aside)`` is told when a file was
-    found damaged and set aside.
+    (``asked``), which the session brief prefers, in ``asked_file`` (the project's, so that a recall
+    in one project changes no other project's brief; ``folder / "asked.json"`` when None).
+    ``on_damage(path, aside)`` is told when a file was found damaged and set aside.
 
     >>> log = SessionLog(home / "sessions")
     >>> log.record("s1", ["ex-3f2a9c1b"])
@@ -35,9 +36,10 @@ class SessionLog:
     {'ex-3f2a9c1b'}
     """
 
-    def __init__(self, folder: Path, on_damage: OnDamage | None = None) -> None:
+    def __init__(self, folder: Path, on_damage: OnDamage | None = None, *, asked_file: Path | None = None) -> None:
         self.folder = folder
         self.on_damage = on_damage
+        self.asked_file = asked_file if asked_file is not None else folder / ASKED
 
     def _path(self, session: str) -> Path:
         return self.folder / (re.sub(r"[^A-Za-z0-9._-]", "_", session)[:120] + ".json")
@@ -65,7 +67,7 @@ class SessionLog:
 
     def asked(self) -> dict[str, int]:
         """How many times recall gave each item (by id or pointer), over every session."""
-        counts = self._read(self.folder / ASKED, lambda data: isinstance(data, dict)
+        counts = self._read(self.asked_file, lambda data: isinstance(data, dict)
                             and all(isinstance(n, int) for n in data.values()))
         return counts if counts is not None else {}
 
@@ -81,7 +83,7 @@ class SessionLog:
         with contextlib.suppress(OSError), locked(path):  # two hooks of one session must not lose ids
             write_atomically(path, json.dumps(sorted(self._entries(session) | entries)))
         if asked and ids:
-            counts_path = self.folder / ASKED
+            counts_path = self.asked_file
             with contextlib.suppress(OSError), locked(counts_path):
                 counts = self.asked()
                 for item_id in ids:
@@ -106,6 +108,6 @@ class SessionLog:
         return None
 
 
-ASKED = "asked.json"  # beside the sessions' files: how often recall gave each item
+ASKED = "asked.json"  # how often recall gave each item: in the project's folder
 BRIEFED = "brief:"  # an id the session's brief showed, as a session's file records it
 ASKED_KEPT = 10_000  # items counted at most: the least recently counted are forgotten first
