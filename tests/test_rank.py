@@ -39,6 +39,15 @@ def test_a_fact_is_ranked_by_its_keys_too():
     assert without == [] and [item.id for item in with_keys] == ["note-2"]
 
 
+def test_a_word_the_fact_says_outweighs_the_same_word_in_another_fact_s_keys():
+    """A line a person wrote has no keys: it must not lose to a line whose exchange merely said the word."""
+    said = note("Nightly import takes a redlock lease. (decision 2026-11-02 ex-33333333)", 1)
+    around = note("Nightly import takes a cron lease. (decision 2026-11-03 ex-44444444)", 2)  # newer, alike
+    keys = {"ex-33333333": "cron", "ex-44444444": "redlock"}
+
+    assert [item.id for item in ranked("is the redlock lease safe?", [said, around], keys)] == ["note-1", "note-2"]
+
+
 def test_of_two_alike_the_newer_ranks_first():
     older, newer = note("The export uses batches of 500.", 1), note("The export uses batches of 500.", 2)
 
