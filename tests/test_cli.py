@@ -130,6 +130,19 @@ def test_retain_prints_the_result_and_writes_the_note(memsift_home, project):
     assert list(project.iterdir()) == []  # everything it writes is under its home
 
 
+def test_what_the_readme_says_retain_keeps_it_keeps(memsift_home, project):
+    """README's example exchange, read from README.md itself: kept, as the README promises."""
+    [line] = [line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+              if line.startswith("echo '{") and "memsift retain" in line]
+    exchange = line.removeprefix("echo '").split("' |", 1)[0]
+
+    done = memsift("retain", "--project", str(project), stdin=exchange, home=memsift_home, cwd=project)
+
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["keep"] is True and "1.5 GB" in result["lines"][0]
+
+
 def test_retain_a_reaction_prints_a_drop_and_writes_nothing(memsift_home, project):
     done = memsift("retain", stdin=json.dumps({"user": "thanks!", "assistant": "You're welcome!"}),
                    home=memsift_home, cwd=project)
