@@ -638,8 +638,9 @@ def format_table(results: Sequence[Mapping[str, Any]]) -> str:
     briefed = any("briefs" in row for _, rows in sections for row in rows)
     labels = [label for label, _ in _LINES + (_BRIEF_LINES if briefed else ()) + (_LOOP_LINES if loop else ())
               + (_COST_LINES if spending else ())]
+    width = max(map(len, labels), default=0) + 2
     blocks.append("\n".join(["what the lines count (docs/bench.md)"]
-                            + [f"  {label:<22}{_LEGEND[label]}" for label in labels]))
+                            + [f"  {label:<{width}}{_LEGEND[label]}" for label in labels]))
     return "\n\n".join(blocks)
 
 
