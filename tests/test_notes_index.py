@@ -349,3 +349,47 @@ def test_a_big_file_changed_by_hand_is_indexed_by_a_detached_process(tmp_path, m
     finally:
         index.close()
     assert [item.text for item in notes.candidates("why Stripe over Mollie?", limit=3, above=0)] == [ANSWER]
+
+
+RACE = """
+import sys, threading
+from pathlib import Path
+from memsift.notes import NotesFile
+
+failures = []
+
+def narrow_and_write(notes, worker):
+    try:
+        for turn in range(5):
+            notes.candidates(f"why redis lock {worker}", limit=5, above=0)
+            notes.append([f"Line {worker} about redis locks and postgres {turn}. "
+                          f"(decision 2026-12-04 ex-{worker:04d}{turn:04d})"])
+    except BaseException as error:
+        failures.append(repr(error))
+
+for trial in range(30):
+    path = Path(sys.argv[1]) / f"project{trial}" / "notes.md"
+    NotesFile(path).append(["The job lock is a Postgres advisory lock. (decision 2026-12-01 ex-11111111)"])
+    threads = [threading.Thread(target=narrow_and_write, args=(NotesFile(path), worker)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+print(failures or "whole")
+"""
+
+
+def test_threads_narrowing_and_writing_one_new_notes_file_at_once_leave_its_index_whole(tmp_path):
+    """Two connections making the index at once, or one setting aside what another was making, left
+    it malformed ("database disk image is malformed" in a retain), or crashed the process on a bus
+    error (SQLite's shared memory of a file set aside): a process of its own, so a crash fails the test."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", RACE, str(tmp_path)], capture_output=True, text=True, timeout=300)
+
+    assert done.returncode == 0 and done.stdout.strip() == "whole", (done.returncode, done.stdout, done.stderr)
+    for trial in range(30):
+        with NotesIndex(tmp_path / f"project{trial}" / "notes.md") as index:
+            index.sync()
+            assert len(indexed(index)) == 1 + 8 * 5

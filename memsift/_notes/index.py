@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .._fs.files import open_regular, private_file
+from .._fs.files import locked, open_regular, private_file
 from .lines import is_note, readable, split_lines
 from .._runtime.bounds import query_terms
 from .._words.text import content_words
@@ -125,11 +125,16 @@ class NotesIndex:
         import sqlite3  # only for a notes file past the narrowing threshold
 
         if self._db is None:
-            try:
-                self._db = self._open()
-            except sqlite3.DatabaseError:  # not an index we can read: it is a cache, build it anew
-                self.path.unlink(missing_ok=True)
-                self._db = self._open()
+            # Taking turns: two connections making a new index at once, or one setting aside a file
+            # another is making, leave it malformed (threads of one process, or two hooks).
+            with locked(self.path):
+                try:
+                    self._db = self._open()
+                except sqlite3.OperationalError:  # busy, or a folder that cannot be written: not the file's fault
+                    raise
+                except sqlite3.DatabaseError:  # not an index we can read: it is a cache, build it anew
+                    self.path.unlink(missing_ok=True)
+                    self._db = self._open()
         return self._db
 
     def _open(self) -> sqlite3.Connection:
