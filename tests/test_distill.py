@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsift.decider.embedded import EmbeddedDecider
-from memsift.stages._distill import CLAUSE_CHARS, FACT_CHARS, clauses, note_line, pick
+from memsift._notes.lines import fact_of, tail_of
+from memsift.stages._distill import CLAUSE_CHARS, FACT_CHARS, clauses, names, note_line, pick
 from memsift.types import Choice, Noul
 
 FIX = ("Good catch. The worker died because `pd.read_parquet()` loaded the whole 9 GB partition on a 4 GB box; "
@@ -75,6 +76,34 @@ def test_a_line_never_passes_its_budget_and_always_holds_the_likeliest_clause(cl
     if scored:
         best = max(scored, key=lambda s: (s[0], s[1]))
         assert facts[0] == best[2] or best[2] in facts
+
+
+@given(st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=4),
+       st.lists(st.text(max_size=400), max_size=2))
+def test_a_line_with_the_names_it_leaves_out_stays_under_200_characters_and_keeps_its_tail(facts, said):
+    line = note_line(facts, "constraint", "2026-12-01", "ex-0123abcd", said)
+
+    assert len(line) < 200
+    assert tail_of(line) == ("constraint", "2026-12-01", "ex-0123abcd")
+
+
+def test_a_line_names_the_figures_and_names_the_exchange_gave_that_its_clause_leaves_out():
+    user = "The SMS provider allows 1 message per second on our 10DLC number; reminders pile up."
+    answer = ("The scheduler now starts a block's reminders early enough to finish on time, and the `sms` queue "
+              "runs with MaxWorkers 1 so we don't pile up in Twilio's queue.")
+
+    line = note_line([answer], "constraint", "2026-12-01", "ex-0123abcd", [user, answer])
+
+    assert fact_of(line).endswith("[10DLC]"), line  # the user's name for the limit, which the answer never says
+    assert line.startswith("The scheduler now starts")
+
+
+def test_names_leave_out_redacted_placeholders_code_snippets_and_what_the_line_says():
+    said = ["token [REDACTED:github-token] rotated; run `make deploy ENV=prod` on the CDN_EDGE box at 250 ms",
+            "The deploy uses CDN_EDGE and takes 250ms now."]
+
+    assert names(said, "The deploy uses CDN_EDGE.") == ["250 ms"]
+    assert names(said, "The deploy takes 250ms on CDN_EDGE.") == []
 
 
 def test_a_line_longer_than_its_budget_is_cut_at_a_word_and_says_so():

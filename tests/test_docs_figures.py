@@ -104,3 +104,19 @@ def test_a_page_for_users_stays_short(page):
     is in CHANGELOG.md."""
     words = len((AGENTS_MD.parent / page).read_text(encoding="utf-8").split())
     assert words <= 3_000, words
+
+
+def test_the_note_line_pipelines_md_shows_is_what_retain_writes_for_its_exchange(tmp_path):
+    from memsift import Config, Exchange, open_services, retain
+    from memsift._notes.lines import fact_of, tail_of
+
+    page = (REPO / "docs" / "pipelines.md").read_text(encoding="utf-8")
+    told = re.search(r'Told "(.+?)", answered "(.+?)", retain writes:', " ".join(page.split()))
+    assert told, "pipelines.md's example exchange"
+    shown = block_after(page, "retain writes:").strip()
+
+    with open_services(Config(home=tmp_path / "home"), project_root=tmp_path) as services:
+        line = retain(Exchange(told[1], told[2]), services).lines[0]
+
+    assert fact_of(line) == fact_of(shown)
+    assert tail_of(line)[::2] == tail_of(shown)[::2]  # the category and the pointer; the day is today's

@@ -22,7 +22,10 @@ from .._words.text import STOPWORDS
 
 FACT = ("Does this clause state what is worth remembering from the exchange: a choice and its reason, "
         "a limit, or a problem and its fix?")
-FACT_CHARS = 170  # the fact part of a line; with its tail (category, day, pointer) at most 205 characters
+CHOSEN_CHARS = 170  # the clauses chosen for a line, before it is cut to make room for its names
+FACT_CHARS = 163  # the fact part of a line, its names included: with its tail (category, day, pointer) < 200
+NAMES_CHARS = 50  # at most this much of the fact part goes to the names its clauses leave out
+NAMES = 4
 CLAUSE_CHARS = 200  # a longer sentence is cut at its semicolons, colons, dashes, then before "so", "but"...
 _MIN_CHARS = 24  # shorter pieces ("Done.", "Yes:") say nothing alone
 
@@ -100,7 +103,7 @@ def pick(scored: Sequence[tuple[float, int, str]], threshold: float, category: s
         return []
     best = max(scored, key=lambda s: (s[0], s[1]))
     chosen = [best]
-    room = FACT_CHARS - len(best[2])
+    room = CHOSEN_CHARS - len(best[2])
 
     def take(candidate: tuple[float, int, str]) -> None:
         nonlocal room
@@ -131,14 +134,66 @@ WHOLE: dict[str, tuple[re.Pattern[str], ...]] = {"incident": (_CAUSE, _FIX), "de
                                                  "constraint": (_REASON,)}
 
 
-def note_line(facts: Sequence[str], category: str, day: str, pointer: str) -> str:
-    """One line: the fact, then (category day, pointer to the whole exchange in the store).
-    Clauses cut at a comma or a colon end with a semicolon when another follows, a full stop last."""
+def note_line(facts: Sequence[str], category: str, day: str, pointer: str, said: Sequence[str] = ()) -> str:
+    """One line: the fact, the names and figures of the exchange it leaves out (``said``: the
+    exchange's texts, see ``names``) in brackets, then (category day, pointer to the whole exchange
+    in the store). Clauses cut at a comma or a colon end with a semicolon when another follows, a
+    full stop last.
+
+    >>> note_line(["I switched the endpoint to ORJSONResponse."], "constraint", "2026-12-01", "ex-3f2a9c1b",
+    ...           ["The batch endpoint must answer within 25 ms.", "I switched the endpoint to `ORJSONResponse`."])
+    'I switched the endpoint to ORJSONResponse. [25 ms] (constraint 2026-12-01 ex-3f2a9c1b)'
+    """
     ends = [clause.rstrip(" ,;:") for clause in facts]
     joined = " ".join(c if c.endswith((".", "!", "?", "…")) or i == len(ends) - 1 else c + ";"
                       for i, c in enumerate(ends))
-    fact = _shortened(_capitalised(joined), FACT_CHARS)
-    return f"{fact} ({category} {day} {pointer})"
+    found = names(said, joined)
+    shown = f" [{', '.join(found)}]" if found else ""
+    fact = _shortened(_capitalised(joined), FACT_CHARS - len(shown))
+    return f"{fact}{shown} ({category} {day} {pointer})"
+
+
+# What a later question names a fact by and a chosen clause often leaves out: a `code span`, a figure
+# with its unit, an acronym, an identifier (snake_case, camelCase), a version.
+_NAME = re.compile(r"`([^`\n]{2,40})`"
+                   r"|\b(\d+(?:\.\d+)?\s?(?:%|ms|s|sec|min|minutes|h|hours|days|weeks|[KMGT]i?B|[kKM]|x|"
+                   r"req/s|rps|qps|per (?:second|minute|hour)|connections|workers|threads|retries|replicas|"
+                   r"nodes|branches|requests|rows|users))(?![\w/-])"
+                   r"|\b(\d*[A-Z][A-Z0-9]{2,}[a-z]?)\b"
+                   r"|\b(\w*_\w+)\b"
+                   r"|\b([a-z]+[A-Z]\w+|[A-Z][a-z]+[A-Z]\w+)\b"
+                   r"|\b(v?\d+\.\d+(?:\.\d+)?)\b")
+_COMMON = frozenset({"API", "URL", "HTTP", "HTTPS", "JSON", "SQL", "CI", "PR", "TODO", "OK", "UTC", "ID", "CLI", "UI"})
+_PLACEHOLDERS = re.compile(r"\[REDACTED:[^\]]*\]")
+
+
+def names(said: Sequence[str], fact: str) -> list[str]:
+    """The names and figures of the texts ``said`` (the user's first) that ``fact`` does not hold,
+    in the order said, at most ``NAMES`` and ``NAMES_CHARS``: the words a later question asks by.
+
+    >>> names(["The 10DLC limit: 1 message per second, so `sms` runs with MaxWorkers 1."], "The sms queue runs alone.")
+    ['10DLC', 'MaxWorkers']
+    """
+    out: list[str] = []
+    held = _squeezed(fact)
+    room = NAMES_CHARS - len(" []")
+    for text in said:
+        for match in _NAME.finditer(_PLACEHOLDERS.sub(" ", text)):
+            name = next(group for group in match.groups() if group)
+            snippet = match.group(0).startswith("`") and " " in name  # `x = 1`: code, not a name
+            if snippet or name in _COMMON or len(name) + 2 > room or _squeezed(name) in held:
+                continue
+            out.append(name)
+            held += " " + _squeezed(name)
+            room -= len(name) + 2
+            if len(out) == NAMES:
+                return out
+    return out
+
+
+def _squeezed(text: str) -> str:
+    """Lower case without spaces: "250 ms" and "250ms" are one figure."""
+    return "".join(text.lower().split())
 
 
 def _capitalised(text: str) -> str:

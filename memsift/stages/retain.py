@@ -80,7 +80,8 @@ def distill(services: Services, state: Keep) -> Keep:
     answers = ask(services, state, "distill", t0, questions)
     scored = [(_yes(answers[str(i)]), i, clause) for i, (_, _, clause) in enumerate(said)]
     facts = distilling.pick(scored, services.config.fact_threshold, state.category.value)
-    line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange))
+    line = distilling.note_line(facts, state.category.value, time.strftime("%Y-%m-%d"), exchange_id(exchange),
+                                (exchange.user, exchange.assistant))
     return evolve(state, line=line).log("distill", f"{len(facts)} of {len(said)} clauses", t0,
                                             max(p for p, _, _ in scored))
 
