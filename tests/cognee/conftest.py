@@ -41,8 +41,8 @@ def cognee_server(cognee_installation, standin_llm, tmp_path_factory) -> Iterato
 def cognee_auth_server(cognee_installation, standin_llm, tmp_path_factory) -> Iterator[CogneeServer]:
     """A Cognee server with access control on (Cognee's default): log in, or use an API key.
 
-    Its login tokens last 4 s, so a test can watch one expire.
+    Its login tokens last 3 s, so a test can watch one expire (and wait 4 s for it, not more).
     """
     with CogneeServer(cognee_installation, tmp_path_factory.mktemp("cognee-home"),
-                      llm_url=standin_llm.url, auth=True, token_lifetime=4) as server:
+                      llm_url=standin_llm.url, auth=True, token_lifetime=3) as server:
         yield server
