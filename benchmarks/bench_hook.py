@@ -255,10 +255,12 @@ def measure(cases: dict[str, Case], cwd: Path, runs: int, warmup: int,
 
 def table(times: dict[str, tuple[list[float], list[float]]]) -> str:
     floor = statistics.median(times[FLOOR][0])
-    rows = [f"{'case':<28} {'runs':>5} {'median':>9} {'p95':>9} {'cpu median':>11} {'x pass':>7} {'over pass':>10}"]
+    width = max(len(name) for name in times)  # the case column as wide as its longest name
+    rows = [f"{'case':<{width}} {'runs':>5} {'median':>9} {'p95':>9} {'cpu median':>11} {'x pass':>7} "
+            f"{'over pass':>10}"]
     for name, (wall, cpu) in times.items():
         median = statistics.median(wall)
-        rows.append(f"{name:<28} {len(wall):>5} {ms(median):>9} {ms(percentile(wall, 0.95)):>9} "
+        rows.append(f"{name:<{width}} {len(wall):>5} {ms(median):>9} {ms(percentile(wall, 0.95)):>9} "
                     f"{ms(statistics.median(cpu)):>11} {median / floor:>6.1f}x {ms(median - floor):>10}")
     return "\n".join(rows)
 
