@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -209,6 +208,8 @@ def _located(exc: BaseException) -> str:
     >>> _located(KeyError("missing"))   # raised at line 12 of my_stages.py, in pick
     "KeyError: 'missing' (my_stages.py:12 in pick)"
     """
+    import traceback  # only once a stage failed: a hook's every message would pay for it
+
     frames = traceback.extract_tb(exc.__traceback__)
     at = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
     return f"{type(exc).__name__}: {exc}{at}"
