@@ -388,6 +388,7 @@ def _ranked_first(services: Services, message: Message) -> tuple[str, str]:
 def _bm25_first(query: str, texts: Sequence[str]) -> str:
     """Plain Okapi BM25 (k1 1.2, b 0.75) over the texts' lower-cased words, stopwords out, no stemming."""
     from ._words.text import content_words
+    from .stages._rank import inverse_frequency, term_weight
 
     docs = [content_words(text) for text in texts]
     if not docs:
@@ -405,9 +406,7 @@ def _bm25_first(query: str, texts: Sequence[str]) -> str:
             counts[word] = counts.get(word, 0) + 1
         score = 0.0
         for term in terms & counts.keys():
-            idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
-            tf = counts[term]
-            score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / average))
+            score += term_weight(inverse_frequency(len(docs), df[term]), counts[term], len(doc), average)
         if score > best_score:
             best, best_score = text, score
     return best

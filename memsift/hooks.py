@@ -11,7 +11,8 @@ its news once, and records what it decided for ``memsift doctor``.
     >>> from memsift.hooks import open_guarded, project_root, surely_quiet
     >>> surely_quiet("thanks, perfect")
     True
-    >>> services, why, notice = open_guarded(project_root("/src/shop/api"), session="s1")
+    >>> opened = open_guarded(project_root("/src/shop/api"), session="s1")
+    >>> opened.services, opened.why, opened.notice   # the services; or None, why not, and the line for the agent
 
 The names, one line each. What their arguments mean: ``home`` is memsift's
 home (``default_home``), ``environ`` the environment the settings are read

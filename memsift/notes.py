@@ -23,7 +23,7 @@ from attrs import evolve
 
 from ._runtime.bounds import NOTE_CHARS
 from ._fs.files import locked, read_regular, write_atomically
-from ._notes.lines import is_note, readable, split_lines
+from ._notes.lines import count_lines, is_note, readable, split_lines
 from .types import Edit, Exchange, Item
 
 
@@ -77,7 +77,7 @@ class NotesFile:
             data = read_regular(self.path)
         except FileNotFoundError:
             return [], 0
-        lines = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+        lines = count_lines(data)
         numbered: list[tuple[int, str]] = []
         end, number = len(data), lines
         if data.endswith(b"\n"):

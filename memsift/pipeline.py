@@ -146,8 +146,8 @@ def _steps(stages: Sequence[Stage], services: Services, state: S,
             notice = _failure_notice(services, state, stage_name(name), f"{type(exc).__name__}: {exc}")
             return _charged(evolve(failed, notice=notice), call.meter.total, steps)
         state = _charged(state, call.meter.total, steps)
-        if health is not None and _failure_entry(state, name) in broken:
-            health.succeeded(_failure_entry(state, name))
+        if health is not None and (entry := _failure_entry(state, name)) in broken:
+            health.succeeded(entry)
         if state.stopped_by:
             return state
     return state

@@ -27,7 +27,7 @@ Trigger = Callable[[str, str], bool]
 """Given a text and its lower-cased form, whether a rule is worth compiling and running on it."""
 
 _PLACEHOLDER = "[REDACTED:{}]"
-_PLACEHOLDER_START = "[REDACTED:"
+PLACEHOLDER_START = "[REDACTED:"
 _LONGEST_PLACEHOLDER = 64
 _KIND_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 # A credential glued to another may only stand apart once the other is
@@ -254,6 +254,13 @@ def containing(*literals: str) -> Trigger:
     return lambda text, folded: any(map(text.__contains__, literals))  # map: no generator frame per literal
 
 
+def _long_part_after_underscore(text: str, folded: str) -> bool:
+    """Trigger of the token known by its shape: a part after an underscore opens with 24 letters and
+    digits (its tail); a plain ``user_id`` compiles nothing."""
+    return "_" in text and any(len(part) >= 24 and part[:24].isascii() and part[:24].isalnum()
+                               for part in text.split("_")[1:])
+
+
 def mentioning(*literals: str) -> Trigger:
     """Trigger on any of the lower-case literals, in any case."""
     return lambda text, folded: any(map(folded.__contains__, literals))
@@ -343,21 +350,21 @@ def _end_sparing_placeholders(text: str, begin: int, end: int) -> int:
 
     `begin` itself when the span starts in a placeholder: nothing is replaced.
     """
-    opening = text.rfind(_PLACEHOLDER_START, max(0, begin - _LONGEST_PLACEHOLDER), begin + len(_PLACEHOLDER_START))
+    opening = text.rfind(PLACEHOLDER_START, max(0, begin - _LONGEST_PLACEHOLDER), begin + len(PLACEHOLDER_START))
     if opening != -1 and _placeholder_end(text, opening) > begin:
         return begin
-    opening = text.find(_PLACEHOLDER_START, begin, end + len(_PLACEHOLDER_START) - 1)
+    opening = text.find(PLACEHOLDER_START, begin, end + len(PLACEHOLDER_START) - 1)
     while opening != -1:
         if _placeholder_end(text, opening) != -1:
             return opening
-        opening = text.find(_PLACEHOLDER_START, opening + 1, end + len(_PLACEHOLDER_START) - 1)
+        opening = text.find(PLACEHOLDER_START, opening + 1, end + len(PLACEHOLDER_START) - 1)
     return end
 
 
 def _placeholder_end(text: str, opening: int) -> int:
     """Where the placeholder that starts at `opening` ends, or -1 if none starts there."""
     closing = text.find("]", opening, opening + _LONGEST_PLACEHOLDER)
-    kind = text[opening + len(_PLACEHOLDER_START) : closing]
+    kind = text[opening + len(PLACEHOLDER_START) : closing]
     return closing + 1 if closing != -1 and kind and all(c in _KIND_CHARS for c in kind) else -1
 
 
@@ -774,7 +781,7 @@ RULES: tuple[Rule, ...] = (
     # where the words that announce it are too far ahead for the prose rules.
     # Not the ids meant to be public: a publishable key (`pk_live_...`), a checkout session (`cs_test_...`).
     Rule("token", r"(?<![\w-])(?!pk_|cs_)[a-z]{2,10}(?:_[a-z0-9]{2,10}){1,3}_(?P<secret>[A-Za-z0-9]{24,128})(?![\w-])",
-         containing("_"), _generated_tail, standalone=True),
+         _long_part_after_underscore, _generated_tail, standalone=True),
     # A value handed over in prose: "here's my token so you can test it: 7d2f...".
     Rule("token",
          r"(?i)\b(?:tokens?|api[ _-]?keys?|secrets?|passwords?|credentials?)\b[^\n:=]{0,60}?[:=][ \t]{0,4}"

@@ -13,7 +13,8 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 PRIVATE_DIR = 0o700  # every folder memsift makes: its files may hold a user's notes
@@ -143,3 +144,19 @@ _SQLITE_JOURNALS = ("-wal", "-shm", "-journal")
 def is_damaged_database(error: Exception) -> bool:
     """Whether an ``sqlite3`` error says the file is no database or a damaged one (not: locked, full)."""
     return type(error).__name__ == "DatabaseError" or "malformed" in str(error)
+
+
+def checksum(parts: Sequence[str], prefix: str = "") -> str:
+    """A short name for ``parts`` (a key, a marker's file name): two 32-bit checksums of them joined.
+    zlib is already loaded; hashlib would cost a hook an import on every message."""
+    data = "\0".join(parts).encode("utf-8", "surrogatepass")
+    return f"{prefix}{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def stamp(path: Path) -> str:
+    """What changes when ``path`` does (its device, inode, size and times), "-" when it is not there."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{found.st_dev}:{found.st_ino}:{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}"

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -28,12 +26,11 @@ CHOOSER = Path(__file__).parents[1] / "stages" / "brief.py"  # this install's wa
 
 def brief_key(environ: Mapping[str, str], home: Path, folder: Path, focus: str, loaded: Sequence[Path]) -> str:
     """A key of everything a brief of the project whose folder is *folder* follows from."""
+    from .._fs.files import checksum, stamp
     from .checked import settings_key
 
     files = (folder / "notes.md", folder / "notes.keys", folder / "asked.json", *loaded, CHOOSER)
-    parts = [settings_key(environ, home), focus, *(f"{file}={_stamp(file)}" for file in files)]
-    data = chr(0).join(parts).encode("utf-8", "surrogatepass")
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+    return checksum([settings_key(environ, home), focus, *(f"{file}={stamp(file)}" for file in files)])
 
 
 def remembered(folder: Path, key: str) -> tuple[str, list[str]] | None:
@@ -54,10 +51,3 @@ def remember(folder: Path, key: str, text: str, given: Sequence[str]) -> None:
     with contextlib.suppress(OSError):
         write_atomically(folder / FILE_NAME, json.dumps({"key": key, "text": text, "given": list(given)}))
 
-
-def _stamp(path: Path) -> str:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return "-"
-    return f"{found.st_dev}:{found.st_ino}:{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}"

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -73,15 +72,11 @@ SETTINGS_SOURCE = Path(__file__).parents[1] / "config.py"  # what this install r
 
 def settings_key(environ: Mapping[str, str], home: Path) -> str:
     """A key of everything the settings come from (values checksummed, never written down)."""
+    from .._fs.files import checksum, stamp
+
     parts = [str(home), *(f"{name}={value}" for name, value in sorted(environ.items()) if name.startswith("MEMSIFT_"))]
-    for file in (home / "config.toml", SETTINGS_SOURCE):  # the file, and this install
-        try:
-            found = os.stat(file)
-            parts.append(f"{found.st_dev}:{found.st_ino}:{found.st_size}:{found.st_mtime_ns}")
-        except OSError:
-            parts.append("-")
-    data = "\0".join(parts).encode("utf-8", "surrogatepass")
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+    # The file, and this install.
+    return checksum([*parts, *(stamp(file) for file in (home / "config.toml", SETTINGS_SOURCE))])
 
 
 def _check(environ: Mapping[str, str], project_root: str | os.PathLike[str]) -> Verdict:
@@ -97,15 +92,12 @@ def _check(environ: Mapping[str, str], project_root: str | os.PathLike[str]) -> 
     except Exception as exc:  # as open_guarded words it
         error = str(exc) if isinstance(exc, MemsiftError) else f"{type(exc).__name__}: {exc}"
         return Verdict(error, unknown_settings(environ), [], [])
-    in_use = [service.name for service in (services.decider, services.store)
-              if service is not None and is_remote(service)]
-    folder = config.project_dir(project_root)
-    written = [getattr(services.notebook, "path", None), getattr(services.outbox, "path", None)]
-    keeps = [os.path.relpath(path, folder) for path in written if path is not None]
-    for part in (services.store, services.outbox):
-        close = getattr(part, "close", None)
-        if close is not None:
-            close()
+    with services:
+        in_use = [service.name for service in (services.decider, services.store)
+                  if service is not None and is_remote(service)]
+        folder = config.project_dir(project_root)
+        written = [getattr(services.notebook, "path", None), getattr(services.outbox, "path", None)]
+        keeps = [os.path.relpath(path, folder) for path in written if path is not None]
     return Verdict("", unknown_settings(environ), in_use, keeps)
 
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import os
 import time
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
+
+from .._fs.files import checksum
 
 FOLDER = "calls"
 KEPT_SECONDS = 2 * 24 * 3600  # a duplicate invocation comes within seconds; two days is plenty
@@ -38,7 +39,7 @@ KEPT_SECONDS = 2 * 24 * 3600  # a duplicate invocation comes within seconds; two
 
 def first_call(home: Path, parts: Sequence[str]) -> bool:
     """True for the first invocation with these *parts*, False for any other (fail open: True)."""
-    path = home / FOLDER / _name(parts)
+    path = home / FOLDER / checksum(parts)
     for _ in range(2):
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -57,10 +58,6 @@ def first_call(home: Path, parts: Sequence[str]) -> bool:
     return True
 
 
-def _name(parts: Sequence[str], prefix: str = "") -> str:
-    data = "\0".join(parts).encode("utf-8", "surrogatepass")
-    # Two 32-bit checksums: zlib is already loaded, hashlib would cost an import on every message.
-    return f"{prefix}{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
 def hold(home: Path, session: str, notice: str) -> bool:
@@ -70,7 +67,7 @@ def hold(home: Path, session: str, notice: str) -> bool:
 
     notice = "; ".join(filter(None, (take_held(home, session), notice)))
     try:
-        write_atomically(home / FOLDER / _name([session], "held-"), notice)
+        write_atomically(home / FOLDER / checksum([session], "held-"), notice)
     except OSError:
         return False
     return True
@@ -78,7 +75,7 @@ def hold(home: Path, session: str, notice: str) -> bool:
 
 def take_held(home: Path, session: str) -> str | None:
     """The notice held for *session*, taken (it is given once); None when there is none: one ``open``."""
-    path = home / FOLDER / _name([session], "held-")
+    path = home / FOLDER / checksum([session], "held-")
     try:
         with open(path, encoding="utf-8", errors="replace") as held:
             notice = held.read(4096)

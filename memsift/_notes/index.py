@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._fs.files import locked, open_regular, private_file
-from .lines import is_note, readable, split_lines
+from .lines import count_lines, is_note, readable, split_lines
 from .._runtime.bounds import query_terms
 from .._words.text import content_words
 from ..stores.sqlite import match_any
@@ -232,7 +232,7 @@ def _read(notes: Path) -> tuple[bytes, _Indexed]:
     except FileNotFoundError:
         data, stamp = b"", (0, 0, 0, 0)
     racy = time.time_ns() - max(stamp[1], stamp[2]) < RACY_NS
-    return data, _Indexed(*stamp, zlib.crc32(data), _count_lines(data), racy)
+    return data, _Indexed(*stamp, zlib.crc32(data), count_lines(data), racy)
 
 
 def _appended_to(data: bytes, last: _Indexed) -> bool:
@@ -240,10 +240,6 @@ def _appended_to(data: bytes, last: _Indexed) -> bool:
     size = last.size
     ends_a_line = size == 0 or data[size - 1:size] == b"\n"
     return size <= len(data) and ends_a_line and zlib.crc32(data[:size]) == last.crc
-
-
-def _count_lines(data: bytes) -> int:
-    return data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
 
 
 def _notes(lines: list[str], first: int = 1) -> dict[str, int]:

@@ -10,6 +10,11 @@ from .._runtime.bounds import NOTE_CHARS
 _TAIL = re.compile(r"\s\(([a-z_]+) (\d{4}-\d{2}-\d{2}) (ex-[0-9a-f]+)\)$")
 
 
+def count_lines(data: bytes) -> int:
+    """How many lines the bytes of a notes file hold, a last one without its newline included."""
+    return data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+
+
 def split_lines(text: str) -> list[str]:
     """The lines of a notes file's text.
 

@@ -46,11 +46,17 @@ class SessionLog:
 
     def given(self, session: str) -> set[str]:
         """The ids (and pointers) of what this session was given, by recall or by its brief."""
-        return {entry.removeprefix(BRIEFED) for entry in self._entries(session)}
+        return self.given_and_briefed(session)[0]
 
     def briefed(self, session: str) -> set[str]:
         """Those its brief showed: still in the agent's context, so never given again."""
-        return {entry.removeprefix(BRIEFED) for entry in self._entries(session) if entry.startswith(BRIEFED)}
+        return self.given_and_briefed(session)[1]
+
+    def given_and_briefed(self, session: str) -> tuple[set[str], set[str]]:
+        """``given`` and ``briefed`` from one read of the session's file."""
+        entries = self._entries(session)
+        return ({entry.removeprefix(BRIEFED) for entry in entries},
+                {entry.removeprefix(BRIEFED) for entry in entries if entry.startswith(BRIEFED)})
 
     def forget(self, session: str) -> None:
         """The session's context was cleared or compacted: what it was given is no longer in it."""

@@ -94,9 +94,10 @@ class Workers:
                 worker.start()
         return pending
 
-    def within(self, seconds: float, call: Callable[[], T], *, key: str = "") -> T:
-        """``call()``, or DeadlineExceeded after ``seconds``; what it raises is raised here."""
-        ends = time.monotonic() + seconds
+    def within(self, seconds: float, call: Callable[[], T], *, key: str = "", until: float = math.inf) -> T:
+        """``call()``, or DeadlineExceeded after ``seconds`` (or at ``until``, a ``time.monotonic()``,
+        when sooner); what it raises is raised here."""
+        ends = min(time.monotonic() + seconds, until)
         return self.start(call, key=key).result(lambda: ends, f"no answer within its {seconds:g} s deadline")
 
     def threads(self) -> int:

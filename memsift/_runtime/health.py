@@ -143,11 +143,12 @@ class Health:
     def news(self, session: str, services: Sequence[str] = ()) -> str | None:
         """The first line this session has not heard yet, or None: about the remote *services*
         in use, and about memsift's own troubles (whatever their name)."""
-        entries = self._read()
-        for name, state in entries.items():
+        if not self.listening:
+            return None
+        for name, state in self._read().items():  # read once: each entry's notice is judged on it
             if state["kind"] == "down" and name not in services:
                 continue  # a service this configuration does not use (any more)
-            line = self.notice(name, session)
+            line = self._notice(name, state, session)
             if line:
                 return line
         return None
@@ -168,7 +169,10 @@ class Health:
     def notice(self, service: str, session: str) -> str | None:
         """The line to show the agent about *service*, once per session and state."""
         state = self._read().get(service) if self.listening else None
-        if state is None or state["session"] not in ("", session):
+        return None if state is None else self._notice(service, state, session)
+
+    def _notice(self, service: str, state: dict[str, Any], session: str) -> str | None:
+        if state["session"] not in ("", session):
             return None
         heard = state["told"].get(session)  # [since, open] of the last state told, or None
         if heard is not None and heard[0] == state["since"]:

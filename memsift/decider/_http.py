@@ -25,6 +25,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from ..costs import charge
 from ..errors import ConfigurationError, DeadlineExceeded, MemsiftError, ServiceUnavailable
 from .._runtime.health import public_name
 from .._runtime.remote import last_answer, read_within
@@ -250,6 +251,14 @@ def _retry_after(headers: httpx.Headers) -> float | None:
         if math.isfinite(seconds):
             return max(0.0, seconds)
     return None
+
+
+def spend(decider: Any, usage: Usage) -> None:
+    """Add ``usage`` to ``decider.spent`` (under its ``_spending`` lock: threads share a decider), and
+    charge it to the path that asked (``memsift.costs``)."""
+    with decider._spending:
+        decider.spent += usage
+    charge(usage)
 
 
 def usage_of(questions: int, reported: Any, price: tuple[float, float], *,

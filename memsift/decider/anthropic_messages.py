@@ -20,10 +20,9 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..costs import charge
 from ..errors import ServiceUnavailable
 from ..types import Answer, Question, Usage
-from ._http import JsonEndpoint, chat_target, url_and_model, usage_of
+from ._http import JsonEndpoint, chat_target, url_and_model, spend, usage_of
 from ._labels import SYSTEM, Asked, ask_each
 
 if TYPE_CHECKING:
@@ -73,9 +72,7 @@ class AnthropicDecider:
         if not questions:
             return {}
         answers, usage = ask_each(state, questions, self._ask, seconds=self.deadline, workers=self._workers)
-        with self._spending:
-            self.spent += usage
-        charge(usage)
+        spend(self, usage)
         return answers
 
     def structured(self, system: str, prompt: str, schema: Mapping[str, Any], *, name: str,

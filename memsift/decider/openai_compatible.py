@@ -29,11 +29,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..costs import charge
 from ..errors import ConfigurationError, MemsiftError, ServiceUnavailable
 from .._fs.files import locked, read_regular, write_atomically
 from ..types import Answer, Noul, Question, Usage
-from ._http import JsonEndpoint, chat_target, url_and_model, error_message, usage_of
+from ._http import JsonEndpoint, chat_target, url_and_model, error_message, spend, usage_of
 from ._labels import SYSTEM, Asked, ask_each
 
 if TYPE_CHECKING:
@@ -108,9 +107,7 @@ class OpenAICompatibleDecider:
             if known is None or known.get("refused"):  # written when it changes, not on every hook
                 self._probes.record(self.url, self.model, "")
         self._known_good = True
-        with self._spending:
-            self.spent += usage
-        charge(usage)
+        spend(self, usage)
         return answers
 
     def structured(self, system: str, prompt: str, schema: Mapping[str, Any], *, name: str,

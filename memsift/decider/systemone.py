@@ -31,12 +31,11 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..costs import charge
 from ..errors import ConfigurationError, ServiceUnavailable
 from ..types import (
     Answer, Choice, ChoiceAnswer, Noul, NoulAnswer, Question, Score, ScoreAnswer, Usage, probability,
 )
-from ._http import JsonEndpoint, checked_name, usage_of
+from ._http import JsonEndpoint, checked_name, spend, usage_of
 
 if TYPE_CHECKING:
     import httpx
@@ -94,9 +93,7 @@ class SystemOneDecider:
         reply = self._endpoint.post(self.url, payload, time.monotonic() + self.deadline)
         answers = _answers(self.name, reply, questions)
         usage = usage_of(len(questions), reply.get("usage") if isinstance(reply, dict) else None, self.price)
-        with self._spending:
-            self.spent += usage
-        charge(usage)
+        spend(self, usage)
         return answers
 
     def close(self) -> None:

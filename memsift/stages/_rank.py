@@ -58,11 +58,11 @@ def ranked(query: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[I
     docs = [_weighted(item, keys) for item in items]
     average = sum(sum(doc.values()) for doc in docs) / len(docs) or 1.0
     df = Counter(term for doc in docs for term in terms & doc.keys())
-    idf = {term: math.log(1 + (len(docs) - n + 0.5) / (n + 0.5)) for term, n in df.items()}
+    idf = {term: inverse_frequency(len(docs), n) for term, n in df.items()}
     scored = []
     for index, (item, doc) in enumerate(zip(items, docs, strict=True)):
-        norm = K1 * (1 - B + B * sum(doc.values()) / average)
-        score = sum(idf[t] * doc[t] * (K1 + 1) / (doc[t] + norm) for t in terms & doc.keys())
+        length = sum(doc.values())
+        score = sum(term_weight(idf[t], doc[t], length, average) for t in terms & doc.keys())
         if score > 0:
             scored.append((score, index, item))
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
@@ -93,6 +93,16 @@ def keyed(item: Item, keys: Mapping[str, str]) -> str:
     return f"{fact_of(item.text)} {words}".rstrip()
 
 
+def inverse_frequency(documents: int, holding: int) -> float:
+    """BM25's idf of a word that ``holding`` of ``documents`` documents hold."""
+    return math.log(1 + (documents - holding + 0.5) / (holding + 0.5))
+
+
+def term_weight(idf: float, count: int | float, length: float, average: float) -> float:
+    """BM25's weight of a word said ``count`` times in a document ``length`` long (``average``: of all)."""
+    return idf * count * (K1 + 1) / (count + K1 * (1 - B + B * length / average))
+
+
 def holding(text: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[tuple[float, int, Item]]:
     """How much of ``text`` each item already holds: the share of its words' weight (BM25's idf over
     the items) found in the item's fact and keys, and how many of its words, best first.
@@ -105,7 +115,7 @@ def holding(text: str, items: Sequence[Item], keys: Mapping[str, str]) -> list[t
         return []
     docs = [stems(keyed(item, keys)) for item in items]
     df = Counter(word for doc in docs for word in words & doc)
-    idf = {word: math.log(1 + (len(docs) - df[word] + 0.5) / (df[word] + 0.5)) for word in words}
+    idf = {word: inverse_frequency(len(docs), df[word]) for word in words}
     mass = sum(idf.values())
     held = [(sum(idf[w] for w in words & doc) / mass, len(words & doc), item)
             for item, doc in zip(items, docs, strict=True)]

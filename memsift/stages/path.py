@@ -159,10 +159,9 @@ def call_service(services: Services, state: PathState, stage: str, target: Decid
     budget = allowance()
     if budget is not None:
         budget.extend(seconds)
-    ends = min(time.monotonic() + seconds, budget.until if budget is not None else math.inf)
     try:
-        result = services._workers.start(functools.partial(fn, *args, **kwargs), key=service).result(
-            lambda: ends, f"no answer within its {seconds:g} s deadline")
+        result = services._workers.within(seconds, functools.partial(fn, *args, **kwargs), key=service,
+                                          until=budget.until if budget is not None else math.inf)
     except (ServiceUnavailable, ConfigurationError) as exc:
         if isinstance(exc, DeadlineExceeded) and budget is not None and budget.past_deadline():
             raise PastDeadline(f"{service} was still being asked") from exc  # the caller's deadline, not its fault

@@ -290,8 +290,7 @@ def dedupe(services: Services, state: Sift) -> Sift:
     t0 = time.perf_counter()
     turns = [stems(turn.text) for turn in state.message.conversation]
     log = services.session_log
-    given = log.given(state.message.session) if log is not None else set()
-    briefed = log.briefed(state.message.session) if log is not None and given else set()
+    given, briefed = log.given_and_briefed(state.message.session) if log is not None else (set(), set())
     kept: list[Item] = []
     seen: set[str] = set()
     repeat, share = services.config.repeat_threshold, services.config.said_share

@@ -119,12 +119,14 @@ def novel(services: Services, state: Keep) -> Keep:
     # The notes a new line could repeat share its words or its answer's: narrowed as recall narrows them.
     nearby = services.notebook.candidates(f"{line}\n{answer}", limit=config.narrowed_notes,
                                           above=config.narrow_notes_above)
-    reminded = _given(services, state.exchange.session, line, nearby, answer)
+    log, session = services.session_log, state.exchange.session
+    given = log.given(session) if log is not None and session else set()  # by recall or by the brief
+    reminded = _given(services, given, line, nearby, answer)
     if reminded:  # the answer repeats what memory gave this session (the reminder it just read)
         return evolve(state, keep=False).log("novel", "restates", t0, why=reminded.source).end(
             "novel", f"memory gave it this session ({reminded.source})")
     notes = _closest_notes(nearby, line)
-    known = _known(services, nearby, answer, state.exchange.session)
+    known = _known(services, nearby, answer, given)
     if known is not None and all(number != line_number(known) for number, _ in notes):
         notes.append((line_number(known), known.text))
     if not notes:
@@ -147,7 +149,7 @@ def novel(services: Services, state: Keep) -> Keep:
     return evolve(state, edits=edits).log("novel", f"supersedes {len(updated)}" if updated else "new", t0)
 
 
-def _known(services: Services, notes: Sequence[Item], answer: str, session: str) -> Item | None:
+def _known(services: Services, notes: Sequence[Item], answer: str, given: set[str]) -> Item | None:
     """The note whose fact and keys already hold ``known_share`` of the answer's words (weighted by
     their rarity in the notes), ``KNOWN_WORDS`` of them at least; or, of the notes this session was
     given (by its brief or by recall: what the agent just read), one that holds ``applied_share``
@@ -162,8 +164,7 @@ def _known(services: Services, notes: Sequence[Item], answer: str, session: str)
     if _says_more(answer, notes, keys):
         return None
     held = holding(answer, notes, keys)
-    log, config = services.session_log, services.config
-    given = log.given(session) if log is not None and session else set()
+    config = services.config
     for share, shared, note in held:
         if share < config.applied_share:
             break  # best first: none further holds enough
@@ -217,13 +218,11 @@ def _said_again(services: Services, state: Keep, number: int, old: str, t0: floa
         "novel", f"{why} (line {number}): moved last, dated today")
 
 
-def _given(services: Services, session: str, line: str, notes: Sequence[Item], answer: str = "") -> Item | None:
+def _given(services: Services, given: set[str], line: str, notes: Sequence[Item], answer: str = "") -> Item | None:
     """The note this session was given (recall's reminders and its brief, in the session log; a
     stored fact by its pointer) that already holds the new line's words at ``said_share``, or whose
     words the answer holds at that share: an answer that restates or applies what memory just
-    reminded it of adds nothing."""
-    log = services.session_log
-    given = log.given(session) if log is not None and session else set()
+    reminded it of adds nothing. ``given``: what this session was given."""
     if not given:
         return None
     from .recall import already_said  # the measure dedupe uses for a turn that restates an item
