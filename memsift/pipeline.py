@@ -41,9 +41,10 @@ from .errors import DeadlineExceeded
 from .services import Services
 from .stages import BRIEF_STAGES, RECALL_STAGES, RETAIN_STAGES, Briefing, EndPath, Keep, Sift, Stage, is_remote
 from .stages.path import State, _failure_entry, _failure_notice, _located, session_of, stage_name
-from .types import Brief, Exchange, Message, Recall, Retained, Step, Usage
+from .types import Brief, Exchange, Item, Message, Recall, Retained, Step, Usage
 
 S = TypeVar("S", bound=State)
+Shown = TypeVar("Shown", Sift, Briefing)  # a path that ends in text shown to the agent
 
 
 def run(stages: Sequence[Stage], services: Services, state: S, *, deadline: float | None = None) -> S:
@@ -188,12 +189,18 @@ async def arecall(message: Message, services: Services, stages: Sequence[Stage] 
 
 
 def _recalled(state: Sift, services: Services) -> Recall:
+    state, items, notice = _finished(state, services, state.message.session)
+    return Recall(state.text, items, state.kind, state.trace, state.stopped_by, notice)
+
+
+def _finished(state: Shown, services: Services, session: str) -> tuple[Shown, tuple[Item, ...], str | None]:
+    """A recall's or a brief's path as its caller sees it: ended, its costs recorded, what was
+    rendered (only that was added: past a deadline, what was chosen and not rendered gives nothing)
+    and the session's news."""
     if not state.stopped_by:
         state = state.end("pipeline", "ran out of stages")
-    items = state.chosen if state.text else ()  # only what was rendered was added
-    _record_costs(services, state.message.session, state.trace)
-    notice = state.notice or health_news(services, state.message.session)
-    return Recall(state.text, items, state.kind, state.trace, state.stopped_by, notice)
+    _record_costs(services, session, state.trace)
+    return state, (state.chosen if state.text else ()), state.notice or health_news(services, session)
 
 
 def health_news(services: Services, session: str) -> str | None:
@@ -244,11 +251,7 @@ def _briefing(services: Services, session: str, focus: str, budget: int | None) 
 
 
 def _briefed(state: Briefing, services: Services) -> Brief:
-    if not state.stopped_by:
-        state = state.end("pipeline", "ran out of stages")
-    items = state.chosen if state.text else ()  # past its deadline, a brief not rendered gives nothing
-    _record_costs(services, state.session, state.trace)
-    notice = state.notice or health_news(services, state.session)
+    state, items, notice = _finished(state, services, state.session)
     return Brief(state.text, items, state.trace, state.stopped_by, notice)
 
 

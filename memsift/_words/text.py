@@ -71,3 +71,8 @@ def stem(word: str) -> str:
 def stems(text: str) -> set[str]:
     """The stems of a text's content words: what two texts are compared by (dedupe, novelty, search)."""
     return {stem(w) for w in content_words(text)}
+
+
+def overlap(words: set[str], other: set[str]) -> float:
+    """The share of the smaller set's words that the other holds too (0.0 when either is empty)."""
+    return len(words & other) / (min(len(words), len(other)) or 1)

@@ -305,9 +305,7 @@ def dedupe(services: Services, state: Sift) -> Sift:
         seen |= {key, item.id}
         kept.append(item)
     if kept and services.loaded_files:  # read only now: something is about to be added
-        from .._fs.loaded import passages
-
-        loaded = [stems(text) for text in passages(services.loaded_files)]
+        loaded = loaded_stems(services)
         kept = [item for item in kept if not already_said(item.text, loaded, share)]
     dropped = len(state.chosen) - len(kept)
     state = evolve(state, chosen=tuple(kept)).log("dedupe", f"{len(kept)} new", t0,
@@ -349,6 +347,16 @@ def render(services: Services, state: Sift) -> Sift:
     text = "\n".join(lines)
     return evolve(state, text=text).log("render", f"{len(state.chosen)} items", t0).end(
         "render", f"added {len(state.chosen)} items")
+
+
+def loaded_stems(services: Services) -> list[set[str]]:
+    """The words of each passage of the files the agent loads itself (CLAUDE.md, AGENTS.md, its
+    memories): what it already has, never shown again."""
+    if not services.loaded_files:
+        return []
+    from .._fs.loaded import passages
+
+    return [stems(text) for text in passages(services.loaded_files)]
 
 
 def quoted(text: str) -> str:

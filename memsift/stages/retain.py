@@ -10,7 +10,7 @@ from attrs import evolve
 
 from .._runtime.bounds import EXCHANGE_CHARS, NOTE_CHARS, bounded
 from .._notes.lines import fact_of, tail_of
-from .._words.text import stems
+from .._words.text import overlap, stems
 from ..notes import exchange_id
 from ..services import Services
 from ..types import Answer, Category, Choice, ChoiceAnswer, Edit, Exchange, Item, Noul
@@ -252,10 +252,9 @@ def _closest_notes(notes: Sequence[Item], line: str) -> list[tuple[int, str]]:
         return []
     shared = []
     for note in notes:
-        old = stems(fact_of(note.text))
-        overlap = len(old & new) / (min(len(old), len(new)) or 1)
-        if overlap >= NOVEL_OVERLAP:
-            shared.append((overlap, line_number(note), note.text))
+        shares = overlap(stems(fact_of(note.text)), new)
+        if shares >= NOVEL_OVERLAP:
+            shared.append((shares, line_number(note), note.text))
     shared.sort(key=lambda s: (-s[0], s[1]))
     return [(number, text) for _, number, text in shared[:NOVEL_CANDIDATES]]
 
